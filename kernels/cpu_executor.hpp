@@ -1,0 +1,44 @@
+#pragma once
+// Runs a schedule on host memory with real element arithmetic, then compares every rank's output
+// with the collective's definition. This is the proof that an algorithm computes the right data.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/schedule.hpp"
+
+namespace ccsim::kernels {
+
+struct CheckResult {
+  std::uint64_t wrong = 0;    // output elements that differ from the definition
+  std::uint64_t checked = 0;  // output elements compared
+};
+
+// Host bytes the executor allocates for a schedule (all ranks' buffers, one layout).
+std::uint64_t execution_memory_bytes(const Schedule& schedule, bool in_place);
+
+// Per-rank buffers after a run. In place, `input` and `output` point into one allocation.
+class RankMemory {
+ public:
+  RankMemory(const Schedule& schedule, int rank, bool in_place);
+  std::byte* base(BufferId buffer);
+  const std::byte* base(BufferId buffer) const;
+
+ private:
+  std::vector<std::byte> main_, output_, scratch_;
+  std::size_t input_offset_ = 0, output_offset_ = 0;
+  bool in_place_ = false;
+};
+
+// Fills each rank's input with deterministic, non-zero test data chosen so that the op cannot
+// overflow the type (products of odd integers, sums of values in [-1, 1], ...).
+void fill_inputs(const Schedule& schedule, std::vector<RankMemory>& memory, std::uint64_t seed);
+
+// Executes the schedule's steps. Sends are buffered; a recv waits for its matching send. Throws
+// Error on a deadlock or a tag/size mismatch.
+void execute(const Schedule& schedule, std::vector<RankMemory>& memory);
+
+// fill_inputs + execute + compare with the definition of schedule.spec.
+CheckResult check(const Schedule& schedule, bool in_place, std::uint64_t seed = 1);
+
+}  // namespace ccsim::kernels

@@ -1,0 +1,85 @@
+#include "sim/algorithms/pipeline.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ccsim::algo {
+
+namespace {
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+std::vector<ChunkLoop> chunk_loops(std::uint64_t count, int pieces, int channels, int channel,
+                                   std::uint64_t chunk_elems, std::uint64_t align_elems) {
+  std::vector<ChunkLoop> loops;
+  const std::uint64_t per_loop_pieces = static_cast<std::uint64_t>(pieces) * static_cast<std::uint64_t>(channels);
+  const std::uint64_t loop_size = per_loop_pieces * chunk_elems;
+  for (std::uint64_t grid = 0; grid < count; grid += loop_size) {
+    std::uint64_t chunk = std::min(chunk_elems, div_up(count - grid, per_loop_pieces));
+    chunk = div_up(chunk, align_elems) * align_elems;
+    loops.push_back({grid + static_cast<std::uint64_t>(channel) * static_cast<std::uint64_t>(pieces) * chunk, chunk});
+  }
+  return loops;
+}
+
+Region piece(BufferId buffer, const ChunkLoop& loop, int j, std::uint64_t count) {
+  const std::uint64_t offset = loop.base + static_cast<std::uint64_t>(j) * loop.chunk;
+  if (offset >= count) return {buffer, count, 0};
+  return {buffer, offset, std::min(loop.chunk, count - offset)};
+}
+
+std::uint64_t align_elements(const CollectiveSpec& spec) {
+  return std::max<std::uint64_t>(1, 16 / element_bytes(spec.type));
+}
+
+std::uint64_t chunk_elements(const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  const std::uint64_t align = align_elements(spec);
+  const std::uint64_t elems = options.chunk_bytes / element_bytes(spec.type);
+  return std::max(align, elems / align * align);
+}
+
+std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks) {
+  if (!options.rings.empty()) return options.rings[static_cast<std::size_t>(channel)];
+  std::vector<int> ring(static_cast<std::size_t>(nranks));
+  std::iota(ring.begin(), ring.end(), 0);
+  return ring;
+}
+
+void StepWriter::send(int peer, const Region& src) {
+  Step s;
+  s.kind = StepKind::send;
+  s.protocol = protocol_;
+  s.peer = peer;
+  s.tag = tag_;
+  s.src = src;
+  stream_.steps.push_back(s);
+}
+
+void StepWriter::recv(int peer, const Region& dst, bool finalize) {
+  Step s;
+  s.kind = StepKind::recv;
+  s.protocol = protocol_;
+  s.peer = peer;
+  s.tag = tag_;
+  s.dst = dst;
+  s.finalize = finalize;
+  stream_.steps.push_back(s);
+}
+
+void StepWriter::recv_reduce(int peer, const Region& src, const Region& dst, bool finalize) {
+  recv(peer, dst, finalize);
+  stream_.steps.back().reduce = true;
+  stream_.steps.back().src = src;
+}
+
+void StepWriter::copy(const Region& src, const Region& dst, bool finalize) {
+  Step s;
+  s.kind = StepKind::copy;
+  s.protocol = protocol_;
+  s.src = src;
+  s.dst = dst;
+  s.finalize = finalize;
+  stream_.steps.push_back(s);
+}
+
+}  // namespace ccsim::algo

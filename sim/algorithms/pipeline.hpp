@@ -1,0 +1,50 @@
+#pragma once
+// Building blocks shared by the algorithms: how NCCL cuts a buffer into per-channel, per-loop
+// chunks, and how steps are written.
+#include <cstdint>
+#include <vector>
+
+#include "sim/algorithms/registry.hpp"
+#include "sim/schedule.hpp"
+
+namespace ccsim::algo {
+
+// One pass of a channel over its part of a loop: `pieces` consecutive chunks of `chunk` elements
+// starting at `base` (NCCL's gridOffset + channel * nranks * realChunkSize).
+struct ChunkLoop {
+  std::uint64_t base = 0;
+  std::uint64_t chunk = 0;
+};
+
+// NCCL's ring loop: the buffer is walked in loops of channels x pieces x chunk elements; the last
+// loop shrinks its chunk to divUp(remaining, channels x pieces), rounded up to `align` elements.
+std::vector<ChunkLoop> chunk_loops(std::uint64_t count, int pieces, int channels, int channel,
+                                   std::uint64_t chunk_elems, std::uint64_t align_elems);
+
+// Region of piece `j` of a loop, clipped to the buffer's `count` (possibly empty).
+Region piece(BufferId buffer, const ChunkLoop& loop, int j, std::uint64_t count);
+
+// Elements per chunk for this protocol and type, and the alignment of chunk sizes (16 bytes).
+std::uint64_t chunk_elements(const CollectiveSpec& spec, const AlgorithmOptions& options);
+std::uint64_t align_elements(const CollectiveSpec& spec);
+
+// Ring order of channel `c` (identity when none is given).
+std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks);
+
+// Appends steps to a stream; every step carries the stream's protocol and tag.
+class StepWriter {
+ public:
+  StepWriter(Stream& stream, Protocol protocol, int tag) : stream_(stream), protocol_(protocol), tag_(tag) {}
+  void send(int peer, const Region& src);
+  void recv(int peer, const Region& dst, bool finalize = false);
+  // dst = op(src, incoming)
+  void recv_reduce(int peer, const Region& src, const Region& dst, bool finalize = false);
+  void copy(const Region& src, const Region& dst, bool finalize = false);
+
+ private:
+  Stream& stream_;
+  Protocol protocol_;
+  int tag_;
+};
+
+}  // namespace ccsim::algo

@@ -1,0 +1,61 @@
+#include "sim/algorithms/registry.hpp"
+
+#include <algorithm>
+
+#include "sim/algorithms/ring.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim::algo {
+
+bool Algorithm::supports(CollectiveKind kind) const {
+  return std::find(collectives.begin(), collectives.end(), kind) != collectives.end();
+}
+
+const std::vector<Algorithm>& algorithms() {
+  static const std::vector<Algorithm> all = {
+      {"ring",
+       "NCCL-style ring: the message split over channels, each pipelined in chunks around its ring "
+       "(N-1 reduce-scatter then N-1 all-gather steps per chunk)",
+       {CollectiveKind::all_reduce},
+       ring_all_reduce},
+  };
+  return all;
+}
+
+const Algorithm& find_algorithm(const std::string& name) {
+  for (const auto& a : algorithms())
+    if (a.name == name) return a;
+  std::string known;
+  for (const auto& a : algorithms()) known += (known.empty() ? "" : ", ") + a.name;
+  throw Error("unknown algorithm \"" + name + "\" (known: " + known + ")");
+}
+
+Schedule compile(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  const Algorithm& a = find_algorithm(algorithm);
+  if (!a.supports(spec.kind)) {
+    std::string served;
+    for (auto k : a.collectives) served += (served.empty() ? "" : ", ") + std::string(to_string(k));
+    throw Error("algorithm " + a.name + " does not implement " + std::string(to_string(spec.kind)) +
+                " (it serves: " + served + ")");
+  }
+  spec.validate();
+  if (options.channels < 1) throw Error("channel count must be at least 1, got " + std::to_string(options.channels));
+  if (options.chunk_bytes == 0) throw Error("chunk size must be positive");
+  if (!options.rings.empty()) {
+    if (static_cast<int>(options.rings.size()) < options.channels)
+      throw Error("ring orders given for " + std::to_string(options.rings.size()) + " channels, " +
+                  std::to_string(options.channels) + " needed");
+    for (const auto& ring : options.rings) {
+      std::vector<int> sorted = ring;
+      std::sort(sorted.begin(), sorted.end());
+      for (int i = 0; i < spec.nranks; ++i)
+        if (static_cast<int>(sorted.size()) != spec.nranks || sorted[static_cast<std::size_t>(i)] != i)
+          throw Error("a ring order must list every rank 0.." + std::to_string(spec.nranks - 1) + " once");
+    }
+  }
+  Schedule s = a.generate(spec, options);
+  s.validate();
+  return s;
+}
+
+}  // namespace ccsim::algo

@@ -1,0 +1,34 @@
+#pragma once
+// The engine interface: time a schedule on a platform under a timing model. The SimGrid engine is
+// the reference implementation; simulate() runs it in a child process because SimGrid allows one
+// simulation per process.
+#include <cstdint>
+
+#include "sim/model.hpp"
+#include "sim/platform.hpp"
+#include "sim/schedule.hpp"
+#include "sim/timeline.hpp"
+
+namespace ccsim {
+
+struct EngineOptions {
+  bool record_steps = false;    // fill Timeline::steps (memory grows with the step count)
+  bool charge_compute = true;   // cost reduce and copy steps by HBM traffic
+};
+
+struct SimulationResult {
+  Timeline timeline;
+  double wall_s = 0;                 // host time the simulation took
+  std::uint64_t peak_rss_bytes = 0;  // peak memory of the simulating process
+};
+
+// Runs the SimGrid engine in this process. Call at most once per process (SimGrid's limit).
+Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan, const Model& model,
+                             const EngineOptions& options);
+
+// Plans the platform, forks, runs the SimGrid engine in the child and returns its timeline with
+// link traffic filled in. Safe to call any number of times. Errors in the child come back as Error.
+SimulationResult simulate(const Schedule& schedule, const topo::Topology& topology, const Model& model,
+                          const EngineOptions& options = {});
+
+}  // namespace ccsim

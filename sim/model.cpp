@@ -1,0 +1,170 @@
+#include "sim/model.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/embedded_configs.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim {
+
+std::string_view to_string(LatencyClass c) {
+  switch (c) {
+    case LatencyClass::nvlink: return "nvlink";
+    case LatencyClass::pcie: return "pcie";
+    case LatencyClass::net: return "net";
+  }
+  return "?";
+}
+
+const std::vector<ParameterSpec>& model_parameter_specs() {
+  static const std::vector<ParameterSpec> specs = [] {
+    std::vector<ParameterSpec> v;
+    for (auto p : all_protocols()) {
+      const std::string proto(to_string(p));
+      v.push_back({"launch_latency_us." + proto, "us", "fixed cost of one collective call"});
+      for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
+        v.push_back({"hop_latency_us." + std::string(to_string(c)) + "." + proto, "us",
+                     "latency of one step over a route of this class"});
+      v.push_back({"channel_bandwidth_gbps." + proto, "GB/s",
+                   "most one channel (thread block) moves on its own; 0 means no cap"});
+      v.push_back({"chunk_bytes." + proto, "B", "data per pipelined ring step of one channel"});
+    }
+    v.push_back({"nvlink_efficiency", "fraction", "share of NVLink signalling rate that carries data"});
+    v.push_back({"pcie_efficiency", "fraction", "share of PCIe signalling rate that carries data"});
+    v.push_back({"net_efficiency", "fraction", "share of a network port's rate that carries data"});
+    v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});
+    v.push_back({"channels", "count", "channels used when the command line does not say"});
+    return v;
+  }();
+  return specs;
+}
+
+namespace {
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& origin) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(origin + ": invalid JSON: " + e.what());
+  }
+}
+
+const ParameterSpec* find_spec(const std::string& name) {
+  for (const auto& s : model_parameter_specs())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+}  // namespace
+
+std::vector<std::string> Model::builtin_names() {
+  std::vector<std::string> names;
+  for (const auto& f : embedded_configs())
+    if (f.path.starts_with("models/") && f.path.ends_with(".json"))
+      names.emplace_back(f.path.substr(7, f.path.size() - 12));
+  return names;
+}
+
+Model Model::builtin(const std::string& name) {
+  for (const auto& f : embedded_configs())
+    if (f.path == "models/" + name + ".json")
+      return from_json(parse_json(std::string(f.content), "configs/" + std::string(f.path)),
+                       "configs/" + std::string(f.path));
+  std::string known;
+  for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
+  throw Error("unknown model \"" + name + "\" (built-in models: " + known + ")");
+}
+
+Model Model::load_file(const std::string& path) { return from_json(parse_json(read_text(path), path), path); }
+
+Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw Error(origin + ": expected a JSON object at the top level");
+  Model m;
+  if (j.contains("base")) {
+    if (!j["base"].is_string()) throw Error(origin + ": base: expected the name of a built-in model");
+    m = builtin(j["base"].get<std::string>());
+  }
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) throw Error(origin + ": name: expected a string");
+    m.name_ = j["name"].get<std::string>();
+  }
+  if (j.contains("description")) {
+    if (!j["description"].is_string()) throw Error(origin + ": description: expected a string");
+    m.description_ = j["description"].get<std::string>();
+  }
+  if (!j.contains("parameters") || !j["parameters"].is_object())
+    throw Error(origin + ": parameters: expected an object of {\"value\", \"unit\", \"source\"} entries");
+  for (const auto& [key, entry] : j["parameters"].items()) {
+    const std::string path = origin + ": parameters." + key;
+    const ParameterSpec* spec = find_spec(key);
+    if (!spec) throw Error(path + ": unknown parameter (`ccsim model hopper` lists every parameter)");
+    if (!entry.is_object()) throw Error(path + ": expected an object with value, unit and source");
+    if (!entry.contains("value") || !entry["value"].is_number())
+      throw Error(path + ".value: expected a number");
+    if (!entry.contains("source") || !entry["source"].is_string() || entry["source"].get<std::string>().empty())
+      throw Error(path + ".source: expected a non-empty string saying where the value comes from");
+    const std::string unit = entry.value("unit", spec->unit);
+    if (unit != spec->unit) throw Error(path + ".unit: expected \"" + spec->unit + "\", found \"" + unit + "\"");
+    const double value = entry["value"].get<double>();
+    if (value < 0) throw Error(path + ".value: expected a non-negative number");
+    m.parameters_[key] = {value, unit, entry["source"].get<std::string>()};
+  }
+  m.check_complete(origin);
+  if (m.get("channels") < 1) throw Error(origin + ": parameters.channels.value: expected at least 1");
+  for (auto p : all_protocols())
+    if (m.chunk_bytes(p) == 0)
+      throw Error(origin + ": parameters.chunk_bytes." + std::string(to_string(p)) + ".value: expected at least 1");
+  return m;
+}
+
+void Model::check_complete(const std::string& origin) const {
+  for (const auto& s : model_parameter_specs())
+    if (!parameters_.count(s.name))
+      throw Error(origin + ": parameters." + s.name + ": missing (" + s.meaning + ", in " + s.unit + ")");
+}
+
+double Model::get(const std::string& parameter) const {
+  auto it = parameters_.find(parameter);
+  if (it == parameters_.end()) throw Error("model " + name_ + " has no parameter " + parameter);
+  return it->second.value;
+}
+
+void Model::set(const std::string& parameter, double value, const std::string& source) {
+  const ParameterSpec* spec = find_spec(parameter);
+  if (!spec) throw Error("unknown model parameter " + parameter);
+  parameters_[parameter] = {value, spec->unit, source};
+}
+
+double Model::launch_latency_s(Protocol p) const {
+  return get("launch_latency_us." + std::string(to_string(p))) * 1e-6;
+}
+
+double Model::hop_latency_s(LatencyClass c, Protocol p) const {
+  return get("hop_latency_us." + std::string(to_string(c)) + "." + std::string(to_string(p))) * 1e-6;
+}
+
+double Model::channel_bandwidth_bytes_per_s(Protocol p) const {
+  return get("channel_bandwidth_gbps." + std::string(to_string(p))) * 1e9;
+}
+
+Bytes Model::chunk_bytes(Protocol p) const {
+  return static_cast<Bytes>(get("chunk_bytes." + std::string(to_string(p))));
+}
+
+nlohmann::json Model::to_json() const {
+  nlohmann::json j{{"name", name_}, {"description", description_}};
+  auto& params = j["parameters"] = nlohmann::json::object();
+  for (const auto& [key, p] : parameters_) params[key] = {{"value", p.value}, {"unit", p.unit}, {"source", p.source}};
+  return j;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,73 @@
+#pragma once
+// The timing model: every constant the engine uses to turn a schedule into time, each with a name,
+// a unit, a value and the source it comes from. Models live in configs/models/*.json (compiled in);
+// a user file may start from one ("base") and override any parameter.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/protocol.hpp"
+#include "sim/units.hpp"
+
+namespace ccsim {
+
+// Latency classes of a route: the slowest kind of link it crosses decides the per-hop latency.
+enum class LatencyClass { nvlink, pcie, net };
+std::string_view to_string(LatencyClass c);
+
+struct Parameter {
+  double value = 0;
+  std::string unit;
+  std::string source;
+};
+
+struct ParameterSpec {
+  std::string name;
+  std::string unit;
+  std::string meaning;
+};
+// Every parameter a complete model defines.
+const std::vector<ParameterSpec>& model_parameter_specs();
+
+class Model {
+ public:
+  // A model shipped in configs/models (e.g. "hopper").
+  static Model builtin(const std::string& name);
+  static std::vector<std::string> builtin_names();
+  // A JSON file; `origin` names it in error messages.
+  static Model load_file(const std::string& path);
+  static Model from_json(const nlohmann::json& j, const std::string& origin);
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+
+  double get(const std::string& parameter) const;
+  const std::map<std::string, Parameter>& parameters() const { return parameters_; }
+  void set(const std::string& parameter, double value, const std::string& source);
+
+  // Per-call cost paid once (kernel launch and set-up), added to the simulated makespan.
+  double launch_latency_s(Protocol p) const;
+  // Latency charged before each send, by the route's latency class.
+  double hop_latency_s(LatencyClass c, Protocol p) const;
+  // Fraction of a link's signalling rate that carries data (protocol headers, flow control).
+  double nvlink_efficiency() const { return get("nvlink_efficiency"); }
+  double pcie_efficiency() const { return get("pcie_efficiency"); }
+  double net_efficiency() const { return get("net_efficiency"); }
+  // A channel is one thread block; it cannot drive more than this on its own. 0: no cap.
+  double channel_bandwidth_bytes_per_s(Protocol p) const;
+  double hbm_bandwidth_bytes_per_s() const { return get("hbm_bandwidth_gbps") * 1e9; }
+  int default_channels() const { return static_cast<int>(get("channels")); }
+  Bytes chunk_bytes(Protocol p) const;
+
+  nlohmann::json to_json() const;
+
+ private:
+  void check_complete(const std::string& origin) const;
+  std::string name_;
+  std::string description_;
+  std::map<std::string, Parameter> parameters_;
+};
+
+}  // namespace ccsim

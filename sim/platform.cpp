@@ -1,0 +1,91 @@
+#include "sim/platform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "sim/error.hpp"
+
+namespace ccsim {
+
+std::uint64_t wire_bytes(const Step& step, std::size_t element_bytes) {
+  const double data = static_cast<double>(step.count() * element_bytes);
+  return static_cast<std::uint64_t>(std::ceil(data * wire_bytes_per_data_byte(step.protocol)));
+}
+
+PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology& topology, const Model& model) {
+  PlatformPlan plan;
+  plan.ranks_ = schedule.spec.nranks;
+  if (static_cast<std::size_t>(plan.ranks_) > topology.gpu_count())
+    throw Error("a " + std::to_string(plan.ranks_) + "-rank collective does not fit topology " + topology.name() +
+                " with " + std::to_string(topology.gpu_count()) + " GPUs");
+
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& stream : schedule.streams)
+    for (const auto& step : stream.steps)
+      if (step.kind == StepKind::send) pairs.insert({stream.rank, step.peer});
+
+  // One platform link per topology link, or per group of parallel links a hop stripes over.
+  std::map<std::vector<topo::LinkId>, std::size_t> link_index;
+  auto device_name = [&](topo::DeviceId d) { return topology.device(d).name; };
+  for (const auto& [src, dst] : pairs) {
+    const topo::Route route = topology.route(static_cast<std::size_t>(src), static_cast<std::size_t>(dst));
+    PlatformRoute pr;
+    pr.latency_class = route.latency_class;
+    for (const auto& hop : route.hops) {
+      std::vector<topo::LinkId> key = hop.links;
+      std::sort(key.begin(), key.end());
+      // The device every link of the hop touches: "forward" leaves it.
+      const topo::Link& first = topology.link(key.front());
+      topo::DeviceId common = first.a;
+      if (key.size() > 1) {
+        const topo::Link& second = topology.link(key[1]);
+        common = (first.a == second.a || first.a == second.b) ? first.a : first.b;
+      }
+      auto [it, fresh] = link_index.try_emplace(key, plan.links_.size());
+      if (fresh) {
+        PlatformLink pl;
+        std::string far;
+        for (auto l : key) {
+          const topo::Link& link = topology.link(l);
+          const topo::DeviceId other = link.a == common ? link.b : link.a;
+          far += (far.empty() ? "" : ",") + device_name(other);
+          pl.bandwidth_bytes_per_s += topology.effective_bandwidth(l, model);
+        }
+        if (key.size() > 1) far = "[" + far + "]";
+        pl.forward_name = device_name(common) + "->" + far;
+        pl.backward_name = far + "->" + device_name(common);
+        plan.links_.push_back(pl);
+      }
+      pr.hops.emplace_back(it->second, hop.from == common);
+    }
+    plan.routes_[{src, dst}] = std::move(pr);
+  }
+  return plan;
+}
+
+const PlatformRoute& PlatformPlan::route(int src_rank, int dst_rank) const {
+  auto it = routes_.find({src_rank, dst_rank});
+  if (it == routes_.end())
+    throw Error("no route planned from rank " + std::to_string(src_rank) + " to rank " + std::to_string(dst_rank));
+  return it->second;
+}
+
+std::vector<LinkRecord> PlatformPlan::traffic(const Schedule& schedule) const {
+  std::vector<std::uint64_t> forward(links_.size(), 0), backward(links_.size(), 0);
+  const std::size_t elem = element_bytes(schedule.spec.type);
+  for (const auto& stream : schedule.streams)
+    for (const auto& step : stream.steps) {
+      if (step.kind != StepKind::send) continue;
+      const std::uint64_t bytes = wire_bytes(step, elem);
+      for (const auto& [link, fwd] : route(stream.rank, step.peer).hops) (fwd ? forward : backward)[link] += bytes;
+    }
+  std::vector<LinkRecord> records;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    records.push_back({links_[i].forward_name, links_[i].bandwidth_bytes_per_s, forward[i]});
+    records.push_back({links_[i].backward_name, links_[i].bandwidth_bytes_per_s, backward[i]});
+  }
+  return records;
+}
+
+}  // namespace ccsim

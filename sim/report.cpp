@@ -1,0 +1,124 @@
+#include "sim/report.hpp"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace ccsim {
+
+PerfResult perf_result(const CollectiveSpec& spec, double seconds, std::optional<std::uint64_t> wrong) {
+  PerfResult r;
+  r.time_us = seconds * 1e6;
+  r.algbw_gbps = seconds > 0 ? static_cast<double>(spec.size_bytes()) / seconds / 1e9 : 0;
+  r.busbw_gbps = r.algbw_gbps * bus_bandwidth_factor(spec.kind, spec.nranks);
+  r.wrong = wrong;
+  return r;
+}
+
+namespace {
+
+std::string redop_name(const CollectiveSpec& spec) {
+  return is_reduction(spec.kind) ? std::string(to_string(spec.op)) : "none";
+}
+
+int root_column(const CollectiveSpec& spec) { return is_rooted(spec.kind) ? spec.root : -1; }
+
+// nccl-tests prints times with fewer decimals as they grow.
+std::string time_text(double us) {
+  char buf[32];
+  if (us >= 10000.0) std::snprintf(buf, sizeof buf, "%7.0f", us);
+  else if (us >= 100.0) std::snprintf(buf, sizeof buf, "%7.1f", us);
+  else std::snprintf(buf, sizeof buf, "%7.2f", us);
+  return buf;
+}
+
+std::string result_text(const PerfResult& r) {
+  char buf[96];
+  const std::string wrong = r.wrong ? std::to_string(*r.wrong) : "N/A";
+  std::snprintf(buf, sizeof buf, "  %s  %6.2f  %6.2f  %5s", time_text(r.time_us).c_str(), r.algbw_gbps,
+                r.busbw_gbps, wrong.c_str());
+  return buf;
+}
+
+nlohmann::json result_json(const PerfResult& r) {
+  nlohmann::json j{{"time_us", r.time_us}, {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}};
+  j["wrong"] = r.wrong ? nlohmann::json(*r.wrong) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+void print_table(std::ostream& out, const PerfReport& report) {
+  out << "# ccsim perf " << to_string(report.kind) << ": " << report.nranks << " ranks on " << report.topology
+      << ", model " << report.model << "\n";
+  if (!report.rows.empty()) {
+    const PerfRow& r = report.rows.front();
+    out << "# algorithm " << r.algorithm << ", protocol " << to_string(r.protocol) << ", " << r.channels
+        << " channels; times are simulated. In-place and out-of-place run the same schedule (same time);\n"
+        << "# #wrong is the CPU executor's data check of each layout.\n";
+  }
+  out << "#\n";
+  out << "#                                                              out-of-place                       in-place\n";
+  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+  double bus_sum = 0;
+  std::uint64_t wrong_total = 0;
+  bool any_checked = false;
+  for (const auto& row : report.rows) {
+    char head[96];
+    std::snprintf(head, sizeof head, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.spec.size_bytes()),
+                  static_cast<unsigned long long>(row.spec.count), std::string(to_string(row.spec.type)).c_str(),
+                  redop_name(row.spec).c_str(), root_column(row.spec));
+    out << head << result_text(row.out_of_place) << result_text(row.in_place) << "\n";
+    bus_sum += row.out_of_place.busbw_gbps + row.in_place.busbw_gbps;
+    for (const auto* r : {&row.out_of_place, &row.in_place})
+      if (r->wrong) {
+        any_checked = true;
+        wrong_total += *r->wrong;
+      }
+  }
+  out << "# Out of bounds values : " << wrong_total << (wrong_total == 0 ? " OK" : " FAILED")
+      << (any_checked ? "" : " (not checked)") << "\n";
+  char avg[64];
+  std::snprintf(avg, sizeof avg, "%g", report.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(report.rows.size())));
+  out << "# Avg bus bandwidth    : " << avg << "\n#\n";
+}
+
+void print_csv(std::ostream& out, const PerfReport& report) {
+  out << "collective,topology,ranks,size_bytes,count,type,redop,root,algorithm,protocol,channels,"
+         "oop_time_us,oop_algbw_gbps,oop_busbw_gbps,oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong\n";
+  auto wrong = [](const PerfResult& r) { return r.wrong ? std::to_string(*r.wrong) : std::string("N/A"); };
+  for (const auto& row : report.rows) {
+    char nums[256];
+    std::snprintf(nums, sizeof nums, "%.6f,%.6f,%.6f,%s,%.6f,%.6f,%.6f,%s", row.out_of_place.time_us,
+                  row.out_of_place.algbw_gbps, row.out_of_place.busbw_gbps, wrong(row.out_of_place).c_str(),
+                  row.in_place.time_us, row.in_place.algbw_gbps, row.in_place.busbw_gbps, wrong(row.in_place).c_str());
+    out << to_string(report.kind) << "," << report.topology << "," << report.nranks << "," << row.spec.size_bytes()
+        << "," << row.spec.count << "," << to_string(row.spec.type) << "," << redop_name(row.spec) << ","
+        << root_column(row.spec) << "," << row.algorithm << "," << to_string(row.protocol) << "," << row.channels
+        << "," << nums << "\n";
+  }
+}
+
+nlohmann::json to_json(const PerfReport& report) {
+  nlohmann::json j{{"collective", to_string(report.kind)},
+                   {"topology", report.topology},
+                   {"model", report.model},
+                   {"ranks", report.nranks}};
+  auto& rows = j["rows"] = nlohmann::json::array();
+  for (const auto& row : report.rows)
+    rows.push_back({{"size_bytes", row.spec.size_bytes()},
+                    {"count", row.spec.count},
+                    {"type", to_string(row.spec.type)},
+                    {"redop", redop_name(row.spec)},
+                    {"root", root_column(row.spec)},
+                    {"algorithm", row.algorithm},
+                    {"protocol", to_string(row.protocol)},
+                    {"channels", row.channels},
+                    {"messages", row.messages},
+                    {"out_of_place", result_json(row.out_of_place)},
+                    {"in_place", result_json(row.in_place)}});
+  return j;
+}
+
+}  // namespace ccsim

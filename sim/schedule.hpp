@@ -1,0 +1,74 @@
+#pragma once
+// The schedule IR: what every backend consumes. A collective algorithm compiles to one ordered list
+// of steps per (rank, channel) stream. The simulator times the steps, the CPU executor runs them on
+// host memory to prove the data right, the CUDA executor runs them on GPUs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/collective.hpp"
+#include "sim/protocol.hpp"
+
+namespace ccsim {
+
+// A rank's buffers. input and output are the collective's send and receive buffers (aliased when
+// the call is in place, see CollectiveSpec::in_place_*_offset); scratch is algorithm-private.
+enum class BufferId : std::uint8_t { input, output, scratch };
+std::string_view to_string(BufferId buffer);
+
+struct Region {
+  BufferId buffer = BufferId::input;
+  std::uint64_t offset = 0;  // elements
+  std::uint64_t count = 0;   // elements
+};
+
+enum class StepKind : std::uint8_t {
+  send,    // send `src` to `peer`
+  recv,    // receive from `peer` into `dst`: dst = incoming, or dst = op(src, incoming) if reduce
+  copy,    // dst = src (local)
+  reduce,  // dst = op(dst, src) (local)
+};
+std::string_view to_string(StepKind kind);
+
+struct Step {
+  StepKind kind = StepKind::send;
+  Protocol protocol = Protocol::simple;
+  bool reduce = false;    // recv only: combine the incoming data with `src` using the collective's op
+  bool finalize = false;  // the result is final: apply the op's last touch (avg divides by nranks)
+  std::int32_t peer = -1;  // send / recv
+  std::int32_t tag = 0;    // a send matches the peer's recv with the same tag, in program order
+  Region src;
+  Region dst;
+
+  // Elements moved or produced by the step.
+  std::uint64_t count() const { return kind == StepKind::send ? src.count : dst.count; }
+};
+
+struct Stream {
+  int rank = 0;
+  int channel = 0;
+  std::vector<Step> steps;
+};
+
+struct Schedule {
+  CollectiveSpec spec;
+  std::string algorithm;
+  std::vector<Stream> streams;
+  std::uint64_t scratch_count = 0;  // elements of scratch per rank
+
+  std::size_t step_count() const;
+  // Checks the structural rules every backend relies on: ranks, peers and regions in range, each
+  // send matched by one recv of the same size and tag. Throws Error naming the first broken step.
+  void validate() const;
+};
+
+// Bytes a rank sends and receives (data, not wire bytes): the volume the property tests check.
+struct RankVolume {
+  std::uint64_t sent_bytes = 0;
+  std::uint64_t received_bytes = 0;
+  std::uint64_t sends = 0;
+  std::uint64_t recvs = 0;
+};
+std::vector<RankVolume> rank_volumes(const Schedule& schedule);
+
+}  // namespace ccsim

@@ -1,0 +1,205 @@
+// The SimGrid 3.32 engine. One actor per (rank, channel) stream replays its steps; links are
+// split-duplex with zero latency so that bandwidth sharing is pure max-min, and each send pays its
+// route's latency explicitly before it starts (reference/simgrid-notes.md §2b-3).
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace ccsim {
+
+namespace {
+
+struct Context {
+  const Schedule& schedule;
+  const PlatformPlan& plan;
+  const Model& model;
+  EngineOptions options;
+  std::vector<sg4::Host*> hosts;
+  bool run_reduce_kernels = true;  // false when no receive-reduce kernel can outlast its transfer
+  double hop_latency_s[3][3] = {};         // [latency class][protocol]
+  double channel_cap_bytes_per_s[3] = {};  // [protocol], 0: none
+  std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes;
+  std::vector<StepRecord> records;
+  std::uint64_t messages = 0;
+  std::size_t finished_streams = 0;
+
+  sg4::Mailbox* mailbox(int src, int dst, int tag) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 44) ^ (static_cast<std::uint64_t>(dst) << 24) ^
+                              static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag));
+    auto it = mailboxes.find(key);
+    if (it != mailboxes.end()) return it->second;
+    auto* mb = sg4::Mailbox::by_name(std::to_string(src) + ">" + std::to_string(dst) + "#" + std::to_string(tag));
+    mailboxes.emplace(key, mb);
+    return mb;
+  }
+};
+
+int token = 0;  // put needs a non-null payload; only the simulated size matters
+
+// NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many steps ahead
+// of its receiver (reference/nccl-model.md §1.2). The engine holds each stream to as many sends in
+// flight; it also keeps SimGrid fast, since 3.32 scans an actor's list of unwaited activities on
+// every completion.
+constexpr std::size_t kMaxSendsInFlight = 8;
+
+struct InFlight {
+  sg4::CommPtr comm;
+  std::uint32_t step;
+  double start;
+  std::uint64_t bytes;
+};
+
+void run_stream(Context& ctx, std::uint32_t stream_index) {
+  const Stream& stream = ctx.schedule.streams[stream_index];
+  const std::size_t elem = element_bytes(ctx.schedule.spec.type);
+  const bool record = ctx.options.record_steps;
+  std::deque<InFlight> in_flight;
+  auto retire_oldest = [&] {
+    InFlight& f = in_flight.front();
+    f.comm->wait();
+    if (record) ctx.records.push_back({stream_index, f.step, f.start, f.comm->get_finish_time(), f.bytes});
+    in_flight.pop_front();
+  };
+
+  for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
+    const Step& step = stream.steps[i];
+    const double start = sg4::Engine::get_clock();
+    const std::uint64_t data_bytes = step.count() * elem;
+    switch (step.kind) {
+      case StepKind::send: {
+        if (in_flight.size() >= kMaxSendsInFlight) retire_oldest();
+        const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
+        const double alpha =
+            ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
+        if (alpha > 0) sg4::this_actor::sleep_for(alpha);
+        const std::uint64_t bytes = wire_bytes(step, elem);
+        sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);
+        const double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
+        if (cap > 0) comm->set_rate(cap);
+        comm->start();
+        ++ctx.messages;
+        in_flight.push_back({comm, i, start, bytes});
+        break;
+      }
+      case StepKind::recv: {
+        int* payload = nullptr;
+        sg4::CommPtr comm = ctx.mailbox(step.peer, stream.rank, step.tag)->get_async<int>(&payload);
+        // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
+        // result) while the data arrives: the two overlap and the slower one decides.
+        sg4::ExecPtr exec;
+        if (step.reduce && ctx.run_reduce_kernels && data_bytes > 0)
+          exec = sg4::this_actor::exec_async(3.0 * static_cast<double>(data_bytes));
+        comm->wait();
+        if (exec) exec->wait();
+        if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
+        break;
+      }
+      case StepKind::copy:
+      case StepKind::reduce: {
+        if (ctx.options.charge_compute && data_bytes > 0)
+          sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
+        if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
+        break;
+      }
+    }
+  }
+  while (!in_flight.empty()) retire_oldest();
+  ++ctx.finished_streams;
+}
+
+// A receive-reduce kernel starts when the recv is posted, and k concurrent kernels on a GPU share
+// its HBM, so it lasts at most 3 x bytes x k / HBM (k: streams on that GPU); the transfer it
+// overlaps lasts at least wire bytes / (bottleneck link or channel cap). When every kernel of the
+// schedule fits inside its transfer, none can change any time, and the engine skips them all
+// (each is a SimGrid activity: skipping them roughly halves the run time of a large ring).
+bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model) {
+  const double hbm = model.hbm_bandwidth_bytes_per_s();
+  const std::size_t elem = element_bytes(schedule.spec.type);
+  std::vector<double> streams_on_rank(static_cast<std::size_t>(schedule.spec.nranks), 0);
+  for (const auto& stream : schedule.streams) ++streams_on_rank[static_cast<std::size_t>(stream.rank)];
+  for (const auto& stream : schedule.streams)
+    for (const auto& step : stream.steps) {
+      if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
+      double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol);
+      for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
+        const double bw = plan.links()[link].bandwidth_bytes_per_s;
+        bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;
+      }
+      const double kernel_max_s =
+          3.0 * static_cast<double>(step.count() * elem) * streams_on_rank[static_cast<std::size_t>(stream.rank)] / hbm;
+      const double transfer_min_s = static_cast<double>(wire_bytes(step, elem)) / bottleneck;
+      if (kernel_max_s > transfer_min_s) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan, const Model& model,
+                             const EngineOptions& options) {
+  int argc = 2;
+  char arg0[] = "ccsim";
+  char arg1[] = "--log=root.thres:critical";
+  char* argv[] = {arg0, arg1, nullptr};
+  sg4::Engine engine(&argc, argv);
+  // Exact max-min sharing (reference/simgrid-notes.md §2b): no latency/bandwidth fudge factors, no
+  // TCP ack cross-traffic, no TCP window bound. Must precede the platform.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, 0, 0};
+  ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
+  for (auto p : all_protocols()) {
+    for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
+      ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.hop_latency_s(c, p);
+    ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = model.channel_bandwidth_bytes_per_s(p);
+  }
+  auto* zone = sg4::create_full_zone("platform");
+  // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
+  const double speed = model.hbm_bandwidth_bytes_per_s();
+  for (int r = 0; r < plan.ranks(); ++r) ctx.hosts.push_back(zone->create_host("rank" + std::to_string(r), speed)->seal());
+  std::vector<sg4::SplitDuplexLink*> links;
+  for (std::size_t i = 0; i < plan.links().size(); ++i) {
+    auto* l = zone->create_split_duplex_link("l" + std::to_string(i), plan.links()[i].bandwidth_bytes_per_s);
+    l->set_latency(0)->seal();
+    links.push_back(l);
+  }
+  for (const auto& [pair, route] : plan.routes()) {
+    std::vector<sg4::LinkInRoute> hops;
+    for (const auto& [link, forward] : route.hops)
+      hops.emplace_back(links[link], forward ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+    zone->add_route(ctx.hosts[static_cast<std::size_t>(pair.first)]->get_netpoint(),
+                    ctx.hosts[static_cast<std::size_t>(pair.second)]->get_netpoint(), nullptr, nullptr, hops, false);
+  }
+  zone->seal();
+
+  for (std::uint32_t s = 0; s < schedule.streams.size(); ++s) {
+    const Stream& stream = schedule.streams[s];
+    sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),
+                       ctx.hosts[static_cast<std::size_t>(stream.rank)], [&ctx, s] { run_stream(ctx, s); });
+  }
+  engine.run();
+  if (ctx.finished_streams != schedule.streams.size())
+    throw Error("simulation of " + schedule.algorithm + " deadlocked: " +
+                std::to_string(schedule.streams.size() - ctx.finished_streams) + " streams never finished");
+
+  Timeline timeline;
+  timeline.makespan_s = sg4::Engine::get_clock();
+  timeline.messages = ctx.messages;
+  timeline.steps = std::move(ctx.records);
+  std::sort(timeline.steps.begin(), timeline.steps.end(), [](const StepRecord& a, const StepRecord& b) {
+    return a.stream != b.stream ? a.stream < b.stream : a.step < b.step;
+  });
+  return timeline;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,104 @@
+// Runs each simulation in a forked child: SimGrid allows one engine per process, and a child that
+// crashes cannot take the caller down with it.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim {
+
+namespace {
+
+void write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+double launch_latency(const Schedule& schedule, const Model& model) {
+  double latency = 0;
+  bool any = false;
+  for (const auto& stream : schedule.streams)
+    for (const auto& step : stream.steps) {
+      latency = std::max(latency, model.launch_latency_s(step.protocol));
+      any = true;
+    }
+  return any ? latency : model.launch_latency_s(Protocol::simple);
+}
+
+}  // namespace
+
+SimulationResult simulate(const Schedule& schedule, const topo::Topology& topology, const Model& model,
+                          const EngineOptions& options) {
+  const PlatformPlan plan = PlatformPlan::build(schedule, topology, model);
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("cannot fork the simulation: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string message;
+    char status = 'E';
+    try {
+      const Timeline t = simulate_in_process(schedule, plan, model, options);
+      const std::vector<std::uint8_t> packed = nlohmann::json::to_msgpack(nlohmann::json(t));
+      message.assign(packed.begin(), packed.end());
+      status = 'O';
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    write_all(fds[1], &status, 1);
+    write_all(fds[1], message.data(), message.size());
+    ::close(fds[1]);
+    ::_exit(0);  // skip the parent's atexit handlers and SimGrid's teardown
+  }
+  ::close(fds[1]);
+  const std::string reply = read_all(fds[0]);
+  ::close(fds[0]);
+  int status = 0;
+  struct rusage usage {};
+  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  SimulationResult result;
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.peak_rss_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  if (reply.empty()) {
+    const std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                                : "exited with status " + std::to_string(WEXITSTATUS(status));
+    throw Error("the simulation process " + how + " before reporting (out of memory?)");
+  }
+  if (reply[0] != 'O') throw Error(reply.substr(1));
+  result.timeline = nlohmann::json::from_msgpack(reply.begin() + 1, reply.end()).get<Timeline>();
+  result.timeline.launch_latency_s = launch_latency(schedule, model);
+  result.timeline.links = plan.traffic(schedule);
+  return result;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,163 @@
+#include "sim/topology/topology.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/embedded_configs.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim::topo {
+
+std::string_view to_string(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::gpu: return "gpu";
+    case DeviceKind::nvswitch: return "nvswitch";
+    case DeviceKind::pcie_switch: return "pcie_switch";
+    case DeviceKind::cpu: return "cpu";
+    case DeviceKind::nic: return "nic";
+    case DeviceKind::net_switch: return "net_switch";
+  }
+  return "?";
+}
+
+std::string_view to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::nvlink: return "nvlink";
+    case LinkKind::pcie: return "pcie";
+    case LinkKind::c2c: return "c2c";
+    case LinkKind::cpu: return "cpu";
+    case LinkKind::net: return "net";
+  }
+  return "?";
+}
+
+double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation) {
+  static const nlohmann::json table = [] {
+    for (const auto& f : embedded_configs())
+      if (f.path == "links.json") return nlohmann::json::parse(f.content);
+    throw Error("configs/links.json is missing from the build");
+  }();
+  const std::string section(to_string(kind));
+  if (!table.contains(section) || !table[section].contains(generation))
+    throw Error("configs/links.json: no " + section + " generation \"" + generation + "\"");
+  return table[section][generation].at("lane_gbps").get<double>() * 1e9;
+}
+
+DeviceId Topology::add_device(Device device) {
+  const DeviceId id = boost::add_vertex(graph_);
+  if (device.kind == DeviceKind::gpu) gpus_.push_back(id);
+  devices_.push_back(std::move(device));
+  return id;
+}
+
+LinkId Topology::add_link(DeviceId a, DeviceId b, LinkKind kind, const std::string& generation, int lanes) {
+  if (a >= devices_.size() || b >= devices_.size() || a == b)
+    throw Error("topology " + name_ + ": invalid link endpoints");
+  if (lanes < 1) throw Error("topology " + name_ + ": a link needs at least one lane");
+  Link link{kind, generation, lanes, lanes * lane_bandwidth_bytes_per_s(kind, generation), a, b};
+  const LinkId id = links_.size();
+  links_.push_back(link);
+  boost::add_edge(a, b, id, graph_);
+  return id;
+}
+
+std::string Topology::gpu_arch() const {
+  if (gpus_.empty()) throw Error("topology " + name_ + " has no GPU");
+  const std::string& arch = devices_[gpus_.front()].arch;
+  for (auto g : gpus_)
+    if (devices_[g].arch != arch)
+      throw Error("topology " + name_ + " mixes GPU families (" + arch + ", " + devices_[g].arch + ")");
+  return arch;
+}
+
+double Topology::effective_bandwidth(LinkId id, const Model& model) const {
+  const Link& l = links_.at(id);
+  switch (l.kind) {
+    case LinkKind::nvlink:
+    case LinkKind::c2c: return l.bandwidth_bytes_per_s * model.nvlink_efficiency();
+    case LinkKind::pcie:
+    case LinkKind::cpu: return l.bandwidth_bytes_per_s * model.pcie_efficiency();
+    case LinkKind::net: return l.bandwidth_bytes_per_s * model.net_efficiency();
+  }
+  return l.bandwidth_bytes_per_s;
+}
+
+Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
+  const DeviceId src = gpu(src_gpu), dst = gpu(dst_gpu);
+  auto other_end = [&](LinkId l, DeviceId from) { return links_[l].a == from ? links_[l].b : links_[l].a; };
+  Route route;
+
+  // 1. Direct NVLink between the two GPUs (all lanes together).
+  RouteHop direct{{}, src};
+  for (auto e : boost::make_iterator_range(boost::out_edges(src, graph_))) {
+    const LinkId l = graph_[e];
+    if (links_[l].kind == LinkKind::nvlink && other_end(l, src) == dst) direct.links.push_back(l);
+  }
+  if (!direct.links.empty()) {
+    route.hops.push_back(direct);
+    return route;
+  }
+
+  // 2. An NVSwitch fabric both GPUs reach: traffic stripes over every switch plane they share.
+  std::map<DeviceId, std::vector<LinkId>> src_planes, dst_planes;
+  for (auto [g, planes] : {std::pair{src, &src_planes}, std::pair{dst, &dst_planes}})
+    for (auto e : boost::make_iterator_range(boost::out_edges(g, graph_))) {
+      const LinkId l = graph_[e];
+      const DeviceId s = other_end(l, g);
+      if (links_[l].kind == LinkKind::nvlink && devices_[s].kind == DeviceKind::nvswitch) (*planes)[s].push_back(l);
+    }
+  RouteHop up{{}, src}, down{{}, 0};
+  for (const auto& [sw, links] : src_planes) {
+    auto it = dst_planes.find(sw);
+    if (it == dst_planes.end()) continue;
+    up.links.insert(up.links.end(), links.begin(), links.end());
+    down.links.insert(down.links.end(), it->second.begin(), it->second.end());
+    down.from = sw;
+  }
+  if (!up.links.empty()) {
+    route.hops = {up, down};
+    return route;
+  }
+
+  // 3. Shortest path whose intermediate devices are not GPUs (GPUs do not forward traffic).
+  std::vector<LinkId> via(devices_.size(), SIZE_MAX);
+  std::vector<bool> seen(devices_.size(), false);
+  std::deque<DeviceId> queue{src};
+  seen[src] = true;
+  while (!queue.empty() && !seen[dst]) {
+    const DeviceId v = queue.front();
+    queue.pop_front();
+    if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      const LinkId l = graph_[e];
+      const DeviceId w = other_end(l, v);
+      if (seen[w]) continue;
+      seen[w] = true;
+      via[w] = l;
+      queue.push_back(w);
+    }
+  }
+  if (!seen[dst])
+    throw Error("topology " + name_ + ": no route from " + devices_[src].name + " to " + devices_[dst].name);
+  std::vector<RouteHop> reversed;
+  for (DeviceId v = dst; v != src;) {
+    const LinkId l = via[v];
+    const DeviceId prev = other_end(l, v);
+    reversed.push_back({{l}, prev});
+    v = prev;
+  }
+  route.hops.assign(reversed.rbegin(), reversed.rend());
+  bool net = false, pcie = false;
+  for (const auto& hop : route.hops)
+    for (auto l : hop.links) {
+      net |= links_[l].kind == LinkKind::net;
+      pcie |= links_[l].kind == LinkKind::pcie || links_[l].kind == LinkKind::cpu;
+    }
+  route.latency_class = net ? LatencyClass::net : pcie ? LatencyClass::pcie : LatencyClass::nvlink;
+  return route;
+}
+
+}  // namespace ccsim::topo

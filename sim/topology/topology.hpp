@@ -1,0 +1,91 @@
+#pragma once
+// The machine graph: devices and the links between them, held in a Boost.Graph, plus the router
+// that turns a GPU pair into the links its traffic crosses.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "sim/model.hpp"
+
+namespace ccsim::topo {
+
+enum class DeviceKind { gpu, nvswitch, pcie_switch, cpu, nic, net_switch };
+enum class LinkKind { nvlink, pcie, c2c, cpu, net };
+std::string_view to_string(DeviceKind kind);
+std::string_view to_string(LinkKind kind);
+
+struct Device {
+  std::string name;
+  DeviceKind kind = DeviceKind::gpu;
+  int node = 0;              // machine (server) index
+  std::string arch;          // GPUs: timing-model family, e.g. "hopper"
+  bool in_switch_reduction = false;  // switches: can reduce / multicast (NVLS, SHARP)
+};
+
+struct Link {
+  LinkKind kind = LinkKind::nvlink;
+  std::string generation;  // "4" for NVLink4, "5" for PCIe Gen5, "ndr" for InfiniBand NDR
+  int lanes = 1;
+  double bandwidth_bytes_per_s = 0;  // per direction, signalling rate of all lanes together
+  std::size_t a = 0, b = 0;          // endpoint device ids; "forward" means a -> b
+};
+
+using DeviceId = std::size_t;
+using LinkId = std::size_t;
+// Vertex = device id; edge property = link id (links live in Topology::links()).
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, LinkId>;
+
+// One stage of a route: the traffic crosses these links together, striped across them (the NVLink
+// lanes of a GPU to the planes of an NVSwitch fabric), leaving device `from`.
+struct RouteHop {
+  std::vector<LinkId> links;
+  DeviceId from = 0;
+};
+
+struct Route {
+  std::vector<RouteHop> hops;
+  LatencyClass latency_class = LatencyClass::nvlink;
+};
+
+class Topology {
+ public:
+  explicit Topology(std::string name = "") : name_(std::move(name)) {}
+
+  DeviceId add_device(Device device);
+  LinkId add_link(DeviceId a, DeviceId b, LinkKind kind, const std::string& generation, int lanes);
+
+  const std::string& name() const { return name_; }
+  const Graph& graph() const { return graph_; }
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Link>& links() const { return links_; }
+  const Device& device(DeviceId id) const { return devices_.at(id); }
+  const Link& link(LinkId id) const { return links_.at(id); }
+
+  // GPUs in rank order (the order they were added).
+  std::size_t gpu_count() const { return gpus_.size(); }
+  DeviceId gpu(std::size_t index) const { return gpus_.at(index); }
+  // The timing-model family of the GPUs ("hopper"); Error if they differ or there are none.
+  std::string gpu_arch() const;
+
+  // The links traffic from GPU `src` to GPU `dst` crosses. Direct NVLink first, then a shared
+  // NVSwitch fabric (striped over every switch both GPUs reach), then the shortest path that only
+  // transits switches, CPUs and NICs. Error when the GPUs are not connected.
+  Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
+
+  // Bandwidth per direction of a link once protocol overhead is taken off (model efficiencies).
+  double effective_bandwidth(LinkId id, const Model& model) const;
+
+ private:
+  std::string name_;
+  Graph graph_;
+  std::vector<Device> devices_;
+  std::vector<Link> links_;
+  std::vector<DeviceId> gpus_;
+};
+
+// Per-direction signalling bandwidth of one lane of a link generation, from configs/links.json.
+double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation);
+
+}  // namespace ccsim::topo

@@ -1,0 +1,160 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "sim/algorithms/registry.hpp"
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+#include "sim/topology/presets.hpp"
+
+using namespace ccsim;
+
+namespace {
+
+constexpr double kAlpha = 1e-6;
+constexpr double kPortBandwidth = 18 * 25e9;  // nvswitch-flat: 18 NVLink4 lanes per GPU
+
+// A contention-free reference: no launch cost, no compute cost, one fixed latency per step, links
+// at their signalling rate.
+Model pure_alpha_beta() {
+  Model m = Model::builtin("hopper");
+  for (auto p : all_protocols()) {
+    m.set("launch_latency_us." + std::string(to_string(p)), 0, "test");
+    m.set("hop_latency_us.nvlink." + std::string(to_string(p)), kAlpha * 1e6, "test");
+    m.set("channel_bandwidth_gbps." + std::string(to_string(p)), 0, "test");
+  }
+  m.set("nvlink_efficiency", 1.0, "test");
+  return m;
+}
+
+topo::Topology flat(int n) {
+  topo::PresetOptions o;
+  o.gpus = n;
+  return topo::make_preset("nvswitch-flat", o);
+}
+
+EngineOptions no_compute() {
+  EngineOptions o;
+  o.charge_compute = false;
+  return o;
+}
+
+Schedule point_to_point(int nranks, const std::vector<std::pair<int, int>>& flows, std::uint64_t count) {
+  Schedule s;
+  s.spec.nranks = nranks;
+  s.spec.count = count;
+  s.spec.type = DataType::uint8;
+  s.algorithm = "test";
+  for (const auto& [src, dst] : flows) {
+    Stream tx{src, static_cast<int>(s.streams.size()), {}};
+    Step send;
+    send.kind = StepKind::send;
+    send.peer = dst;
+    send.tag = tx.channel;
+    send.src = {BufferId::input, 0, count};
+    tx.steps.push_back(send);
+    Stream rx{dst, tx.channel, {}};
+    Step recv;
+    recv.kind = StepKind::recv;
+    recv.peer = src;
+    recv.tag = tx.channel;
+    recv.dst = {BufferId::output, 0, count};
+    rx.steps.push_back(recv);
+    s.streams.push_back(tx);
+    s.streams.push_back(rx);
+  }
+  s.validate();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a contention-free ring all_reduce matches 2(N-1)(alpha + S/(N B))") {
+  const Model model = pure_alpha_beta();
+  for (int n : {2, 3, 7, 8, 64}) {
+    const std::uint64_t count = 4096ULL * 16 * static_cast<std::uint64_t>(n);  // S divisible by N, aligned
+    CollectiveSpec spec;
+    spec.nranks = n;
+    spec.count = count;
+    algo::AlgorithmOptions o;
+    o.channels = 1;
+    o.chunk_bytes = count * 4;  // one chunk loop
+    const Schedule s = algo::compile("ring", spec, o);
+    const double bytes = static_cast<double>(count * 4);
+    const double expected = 2.0 * (n - 1) * (kAlpha + bytes / n / kPortBandwidth);
+    const SimulationResult r = simulate(s, flat(n), model, no_compute());
+    INFO("N=", n, " simulated=", r.timeline.total_s(), " expected=", expected);
+    CHECK(std::fabs(r.timeline.total_s() - expected) / expected < 1e-9);
+    CHECK(r.timeline.messages == 2ULL * (n - 1) * static_cast<std::uint64_t>(n));
+  }
+}
+
+TEST_CASE("two flows into one GPU share its link; opposite directions do not interfere") {
+  const Model model = pure_alpha_beta();
+  const std::uint64_t bytes = 450'000'000;  // 1 ms alone at 450 GB/s
+  const double alone = kAlpha + bytes / kPortBandwidth;
+  const auto time = [&](const std::vector<std::pair<int, int>>& flows) {
+    return simulate(point_to_point(4, flows, bytes), flat(4), model, no_compute()).timeline.total_s();
+  };
+  CHECK(time({{0, 1}}) == doctest::Approx(alone).epsilon(1e-12));
+  CHECK(time({{0, 2}, {1, 2}}) == doctest::Approx(kAlpha + 2 * bytes / kPortBandwidth).epsilon(1e-12));
+  CHECK(time({{0, 1}, {0, 2}}) == doctest::Approx(kAlpha + 2 * bytes / kPortBandwidth).epsilon(1e-12));
+  CHECK(time({{0, 1}, {1, 0}}) == doctest::Approx(alone).epsilon(1e-12));
+  CHECK(time({{0, 1}, {2, 3}}) == doctest::Approx(alone).epsilon(1e-12));
+}
+
+TEST_CASE("the timeline records every step and the bytes on every link") {
+  const Model model = pure_alpha_beta();
+  CollectiveSpec spec;
+  spec.nranks = 4;
+  spec.count = 1 << 16;
+  algo::AlgorithmOptions o;
+  o.channels = 2;
+  o.chunk_bytes = 64 << 10;
+  const Schedule s = algo::compile("ring", spec, o);
+  EngineOptions eo;
+  eo.record_steps = true;
+  const SimulationResult r = simulate(s, flat(4), model, eo);
+  CHECK(r.timeline.steps.size() == s.step_count());
+  for (const auto& rec : r.timeline.steps) {
+    CHECK(rec.end_s >= rec.start_s);
+    CHECK(rec.end_s <= r.timeline.makespan_s + 1e-15);
+  }
+  // Ring all_reduce: each GPU sends and receives 2(N-1)/N of the 256 KiB message.
+  std::uint64_t total = 0;
+  for (const auto& l : r.timeline.links) {
+    CHECK(l.bytes == 2 * 3 * (256 << 10) / 4);
+    total += l.bytes;
+  }
+  CHECK(r.timeline.links.size() == 8);  // 4 GPU ports, both directions
+  CHECK(total == 8ULL * 2 * 3 * (256 << 10) / 4);
+}
+
+TEST_CASE("protocols trade latency for wire bytes: LL wins small messages, Simple large ones") {
+  const Model model = Model::builtin("hopper");
+  auto run = [&](std::uint64_t count, Protocol p) {
+    CollectiveSpec spec;
+    spec.nranks = 8;
+    spec.count = count;
+    algo::AlgorithmOptions o;
+    o.channels = 1;
+    o.chunk_bytes = 64 << 20;
+    o.protocol = p;
+    return simulate(algo::compile("ring", spec, o), flat(8), model).timeline;
+  };
+  const auto small_simple = run(2048, Protocol::simple), small_ll = run(2048, Protocol::ll);
+  CHECK(small_ll.links[0].bytes == 2 * small_simple.links[0].bytes);
+  CHECK(small_ll.total_s() < small_simple.total_s());
+  const auto large_simple = run(16 << 20, Protocol::simple), large_ll = run(16 << 20, Protocol::ll);
+  CHECK(large_ll.total_s() > 1.5 * large_simple.total_s());
+}
+
+TEST_CASE("a schedule larger than the topology is refused") {
+  CollectiveSpec spec;
+  spec.nranks = 16;
+  spec.count = 1024;
+  algo::AlgorithmOptions o;
+  o.chunk_bytes = 1 << 20;
+  CHECK_THROWS_WITH_AS(simulate(algo::compile("ring", spec, o), flat(8), Model::builtin("hopper")),
+                       doctest::Contains("does not fit"), Error);
+}

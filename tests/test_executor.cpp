@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "kernels/cpu_executor.hpp"
+#include "sim/algorithms/registry.hpp"
+#include "sim/error.hpp"
+
+using namespace ccsim;
+
+namespace {
+
+Schedule ring(int n, std::uint64_t count, DataType type, ReduceOp op, int channels, Bytes chunk_bytes) {
+  CollectiveSpec spec;
+  spec.nranks = n;
+  spec.count = count;
+  spec.type = type;
+  spec.op = op;
+  algo::AlgorithmOptions o;
+  o.channels = channels;
+  o.chunk_bytes = chunk_bytes;
+  return algo::compile("ring", spec, o);
+}
+
+// Every type and op, in and out of place, with counts that divide by neither N nor the channel
+// count, including chunks smaller than a loop (several loops) and buffers smaller than N (empty
+// pieces).
+void check_ring_all_reduce(int n) {
+  for (auto type : all_data_types())
+    for (auto op : all_reduce_ops())
+      for (auto [count, channels] : {std::pair<std::uint64_t, int>{3, 3}, {1000 + 7ULL * n, 2}}) {
+        const Schedule s = ring(n, count, type, op, channels, 256);
+        for (bool in_place : {false, true}) {
+          const auto r = kernels::check(s, in_place);
+          INFO("N=", n, " type=", std::string(to_string(type)), " op=", std::string(to_string(op)), " count=", count,
+               " in_place=", in_place);
+          REQUIRE(r.checked == count * static_cast<std::uint64_t>(n));
+          REQUIRE(r.wrong == 0);
+        }
+      }
+}
+
+}  // namespace
+
+TEST_CASE("ring all_reduce is correct for 1 to 8 ranks") {
+  for (int n = 1; n <= 8; ++n) check_ring_all_reduce(n);
+}
+TEST_CASE("ring all_reduce is correct for 9 to 17 ranks") {
+  for (int n = 9; n <= 17; ++n) check_ring_all_reduce(n);
+}
+TEST_CASE("ring all_reduce is correct for 32 ranks") { check_ring_all_reduce(32); }
+TEST_CASE("ring all_reduce is correct for 64 ranks") { check_ring_all_reduce(64); }
+
+TEST_CASE("the data check catches a corrupted schedule") {
+  const Schedule good = ring(5, 4099, DataType::fp32, ReduceOp::sum, 2, 1024);
+  REQUIRE(kernels::check(good, false).wrong == 0);
+
+  SUBCASE("a reduce turned into a plain copy") {
+    Schedule bad = good;
+    for (auto& step : bad.streams[3].steps)
+      if (step.kind == StepKind::recv && step.reduce) {
+        step.reduce = false;
+        break;
+      }
+    CHECK(kernels::check(bad, false).wrong > 0);
+  }
+  SUBCASE("a send of the wrong region") {
+    Schedule bad = good;
+    auto& step = bad.streams[0].steps[0];
+    REQUIRE(step.kind == StepKind::send);
+    step.src.offset = (step.src.offset + 1) % 8;
+    CHECK(kernels::check(bad, false).wrong > 0);
+  }
+  SUBCASE("a lost finalize on avg") {
+    Schedule avg = ring(5, 4099, DataType::int32, ReduceOp::avg, 1, 1024);
+    REQUIRE(kernels::check(avg, true).wrong == 0);
+    for (auto& step : avg.streams[2].steps) step.finalize = false;
+    CHECK(kernels::check(avg, true).wrong > 0);
+  }
+  SUBCASE("a deadlock: every rank receives before it sends") {
+    Schedule bad = good;
+    for (auto& stream : bad.streams) std::swap(stream.steps[0], stream.steps[1]);
+    CHECK_THROWS_WITH_AS(kernels::check(bad, false), doctest::Contains("deadlocks"), Error);
+  }
+}
+
+TEST_CASE("check memory is accounted per layout") {
+  const Schedule s = ring(4, 1000, DataType::fp64, ReduceOp::sum, 1, 1 << 20);
+  CHECK(kernels::execution_memory_bytes(s, false) == 4 * 2 * 1000 * 8);
+  CHECK(kernels::execution_memory_bytes(s, true) == 4 * 1000 * 8);
+}

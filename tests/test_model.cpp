@@ -1,0 +1,43 @@
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+#include "sim/model.hpp"
+
+using namespace ccsim;
+
+TEST_CASE("the built-in hopper model is complete and every value has a source") {
+  const Model m = Model::builtin("hopper");
+  CHECK(m.parameters().size() == model_parameter_specs().size());
+  for (const auto& [name, p] : m.parameters()) {
+    INFO(name);
+    CHECK_FALSE(p.source.empty());
+  }
+  CHECK(m.hop_latency_s(LatencyClass::nvlink, Protocol::simple) == doctest::Approx(3.4e-6));
+  CHECK(m.chunk_bytes(Protocol::simple) == 2u << 20);
+}
+
+TEST_CASE("a model file may start from a built-in one and override parameters") {
+  const auto j = nlohmann::json::parse(R"({"base": "hopper", "name": "faster",
+    "parameters": {"nvlink_efficiency": {"value": 1.0, "unit": "fraction", "source": "what-if"}}})");
+  const Model m = Model::from_json(j, "test.json");
+  CHECK(m.name() == "faster");
+  CHECK(m.nvlink_efficiency() == 1.0);
+  CHECK(m.hbm_bandwidth_bytes_per_s() == doctest::Approx(3.35e12));
+}
+
+TEST_CASE("model errors name the file and the JSON path") {
+  auto bad = [](const char* text) { return Model::from_json(nlohmann::json::parse(text), "m.json"); };
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"nvlink_eff": {"value": 1, "source": "x"}}})"),
+                       doctest::Contains("m.json: parameters.nvlink_eff: unknown parameter"), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"channels": {"value": "8", "source": "x"}}})"),
+                       doctest::Contains("parameters.channels.value: expected a number"), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"channels": {"value": 8}}})"),
+                       doctest::Contains("parameters.channels.source"), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"channels": {"value": 8, "unit": "GB/s", "source": "x"}}})"),
+                       doctest::Contains("parameters.channels.unit: expected \"count\""), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"parameters": {}})"), doctest::Contains("missing"), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "volta", "parameters": {}})"), doctest::Contains("unknown model \"volta\""), Error);
+  CHECK_THROWS_WITH_AS(Model::load_file("/nonexistent/m.json"), doctest::Contains("cannot open"), Error);
+}

@@ -1,0 +1,73 @@
+// ccsim bench: how fast the engine simulates a large ring all_reduce. Prints wall time and peak
+// memory of the simulating process for each GPU count.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "ccsim/commands.hpp"
+#include "ccsim/measure.hpp"
+#include "sim/error.hpp"
+#include "sim/topology/presets.hpp"
+
+namespace ccsim::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string gpus = "64,512,1024";
+  std::string size = "1G";
+  int channels = 1;
+};
+
+int run_bench(const BenchArgs& a) {
+  std::vector<int> counts;
+  std::stringstream ss(a.gpus);
+  for (std::string item; std::getline(ss, item, ',');) {
+    try {
+      counts.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      throw Error("--gpus: \"" + item + "\" is not a number (expected a comma-separated list such as 64,512,1024)");
+    }
+    if (counts.back() < 1) throw Error("--gpus: GPU counts must be positive");
+  }
+  const Bytes size = parse_bytes(a.size);
+  if (size % 4 != 0) throw Error("--size must be a multiple of 4 bytes (float elements)");
+  if (a.channels < 1) throw Error("--channels must be at least 1");
+  std::printf("# ccsim bench: ring all_reduce of %s float, simple protocol, %d channel(s), on nvswitch-flat\n",
+              format_bytes(size).c_str(), a.channels);
+  std::printf("# wall = schedule compile + simulation on this machine; peak RSS = the simulating process\n");
+  std::printf("%8s %12s %14s %12s %10s %10s %12s\n", "gpus", "messages", "sim_time_us", "busbw_GB/s", "compile_s",
+              "wall_s", "peak_rss_MB");
+  for (int n : counts) {
+    topo::PresetOptions o;
+    o.gpus = n;
+    const topo::Topology topology = topo::make_preset("nvswitch-flat", o);
+    const Model model = Model::builtin(topology.gpu_arch());
+    CollectiveSpec spec;
+    spec.nranks = n;
+    spec.count = size / 4;
+    PointOptions point;
+    point.check = false;
+    point.algorithm_options.channels = a.channels;
+    point.algorithm_options.chunk_bytes = model.chunk_bytes(Protocol::simple);
+    const Point p = measure(spec, topology, model, point);
+    std::printf("%8d %12llu %14.1f %12.2f %10.2f %10.2f %12.1f\n", n, static_cast<unsigned long long>(p.row.messages),
+                p.row.out_of_place.time_us, p.row.out_of_place.busbw_gbps, p.compile_s,
+                p.compile_s + p.simulation.wall_s, static_cast<double>(p.simulation.peak_rss_bytes) / 1048576.0);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_bench(CLI::App& app) {
+  auto args = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "Engine speed: wall time and peak memory of large ring all_reduce simulations");
+  cmd->add_option("--gpus", args->gpus, "Comma-separated GPU counts")->capture_default_str();
+  cmd->add_option("--size", args->size, "Message size")->capture_default_str();
+  cmd->add_option("--channels", args->channels, "Channels per ring")->capture_default_str();
+  return [args] { return run_bench(*args); };
+}
+
+}  // namespace ccsim::cli

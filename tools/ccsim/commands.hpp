@@ -1,0 +1,15 @@
+#pragma once
+// The ccsim subcommands. Each registers its options on the app and returns the function to run.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace ccsim::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_perf(CLI::App& app);
+Runner add_bench(CLI::App& app);
+Runner add_listings(CLI::App& app);  // topo list, algos, model
+
+}  // namespace ccsim::cli

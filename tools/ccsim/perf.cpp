@@ -1,0 +1,135 @@
+// ccsim perf <collective>: an nccl-tests run, simulated.
+#include <unistd.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "ccsim/commands.hpp"
+#include "ccsim/measure.hpp"
+#include "ccsim/sizes.hpp"
+#include "sim/error.hpp"
+#include "sim/topology/presets.hpp"
+
+namespace ccsim::cli {
+
+namespace {
+
+struct PerfArgs {
+  std::string collective;
+  SizeSweep sweep;
+  std::string type = "float";
+  std::string op = "sum";
+  int root = 0;
+  int check = 1;
+  std::string topology = "dgx-h100";
+  std::optional<int> gpus;
+  std::optional<int> ranks;
+  std::string model_file;
+  std::string algorithm = "ring";
+  std::string protocol = "simple";
+  std::optional<int> channels;
+  std::string chunk_bytes;
+  std::string check_limit = "1G";
+  std::string format = "table";
+};
+
+int run_perf(const PerfArgs& a) {
+  const CollectiveKind kind = parse_collective(a.collective);
+  const std::vector<Bytes> sizes = expand(a.sweep);
+  std::vector<DataType> types;
+  if (a.type == "all") types = all_data_types();
+  else types = {parse_data_type(a.type)};
+  std::vector<ReduceOp> ops;
+  if (!is_reduction(kind)) ops = {ReduceOp::sum};
+  else if (a.op == "all") ops = all_reduce_ops();
+  else ops = {parse_reduce_op(a.op)};
+  for (auto t : types)
+    for (Bytes s : sizes)
+      if (s % element_bytes(t) != 0)
+        throw Error("size " + std::to_string(s) + " B is not a multiple of the " + std::to_string(element_bytes(t)) +
+                    "-byte " + std::string(to_string(t)) + " element");
+
+  topo::PresetOptions preset_options;
+  preset_options.gpus = a.gpus;
+  const topo::Topology topology = topo::make_preset(a.topology, preset_options);
+  const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
+  const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
+  if (nranks < 1 || static_cast<std::size_t>(nranks) > topology.gpu_count())
+    throw Error("--ranks " + std::to_string(nranks) + " does not fit " + topology.name() + " (1.." +
+                std::to_string(topology.gpu_count()) + " GPUs)");
+
+  PointOptions point;
+  point.algorithm = a.algorithm;
+  algo::find_algorithm(a.algorithm);  // unknown names fail before any work
+  point.algorithm_options.protocol = parse_protocol(a.protocol);
+  point.algorithm_options.channels = a.channels.value_or(model.default_channels());
+  point.algorithm_options.chunk_bytes =
+      a.chunk_bytes.empty() ? model.chunk_bytes(point.algorithm_options.protocol) : parse_bytes(a.chunk_bytes);
+  point.check = a.check != 0;
+  point.check_limit_bytes = parse_bytes(a.check_limit);
+
+  PerfReport report;
+  report.kind = kind;
+  report.topology = topology.name();
+  report.model = model.name();
+  report.nranks = nranks;
+  const bool progress = ::isatty(STDERR_FILENO) && sizes.size() * types.size() * ops.size() > 4;
+  std::size_t done = 0;
+  const std::size_t total = sizes.size() * types.size() * ops.size();
+  for (auto t : types)
+    for (auto op : ops)
+      for (Bytes s : sizes) {
+        CollectiveSpec spec;
+        spec.kind = kind;
+        spec.type = t;
+        spec.op = op;
+        spec.root = a.root;
+        spec.nranks = nranks;
+        spec.count = s / element_bytes(t);
+        if (progress) std::cerr << "\r[" << ++done << "/" << total << "] " << format_bytes(s) << " " << to_string(t) << "   " << std::flush;
+        report.rows.push_back(measure(spec, topology, model, point).row);
+      }
+  if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
+
+  if (a.format == "json") std::cout << to_json(report).dump(2) << "\n";
+  else if (a.format == "csv") print_csv(std::cout, report);
+  else print_table(std::cout, report);
+  for (const auto& row : report.rows)
+    for (const auto* r : {&row.out_of_place, &row.in_place})
+      if (r->wrong && *r->wrong > 0) return 1;  // nccl-tests fails a run with wrong data too
+  return 0;
+}
+
+}  // namespace
+
+Runner add_perf(CLI::App& app) {
+  auto args = std::make_shared<PerfArgs>();
+  auto* cmd = app.add_subcommand("perf", "Simulate an nccl-tests run (e.g. all_reduce_perf) and print its table");
+  cmd->add_option("collective", args->collective,
+                  "Collective: all_reduce (more come with the algorithm library)")->required();
+  cmd->add_option("-b,--minbytes", args->sweep.min_bytes, "Smallest message size (K/M/G suffixes)")->capture_default_str();
+  cmd->add_option("-e,--maxbytes", args->sweep.max_bytes, "Largest message size")->capture_default_str();
+  cmd->add_option("-i,--stepbytes", args->sweep.step_bytes, "Size increment when -f is 1")->capture_default_str();
+  cmd->add_option("-f,--stepfactor", args->sweep.step_factor, "Size multiplier between rows")->capture_default_str();
+  cmd->add_option("-d,--datatype", args->type,
+                  "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double, or all")->capture_default_str();
+  cmd->add_option("-o,--op", args->op, "Reduction: sum prod min max avg lor, or all")->capture_default_str();
+  cmd->add_option("-r,--root", args->root, "Root rank of rooted collectives")->capture_default_str();
+  cmd->add_option("-c,--check", args->check, "Check data with the CPU executor (0: print N/A)")->capture_default_str();
+  cmd->add_option("--check-limit", args->check_limit,
+                  "Host memory the data check may use; larger points print N/A")->capture_default_str();
+  cmd->add_option("--topo", args->topology, "Topology preset (see `ccsim topo list`)")->capture_default_str();
+  cmd->add_option("--gpus", args->gpus, "GPU count of a sized preset such as nvswitch-flat");
+  cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
+  cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
+  cmd->add_option("--algo", args->algorithm, "Algorithm (see `ccsim algos`)")->capture_default_str();
+  cmd->add_option("--proto", args->protocol, "Protocol: simple, ll, ll128")->capture_default_str();
+  cmd->add_option("--channels", args->channels, "Channels (default: the model's `channels`)");
+  cmd->add_option("--chunk-bytes", args->chunk_bytes, "Data per pipelined step per channel (default: the model's)");
+  cmd->add_option("--format", args->format, "Output: table (nccl-tests), json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}))
+      ->capture_default_str();
+  return [args] { return run_perf(*args); };
+}
+
+}  // namespace ccsim::cli
