@@ -1,6 +1,7 @@
 // ccsim perf <collective>: an nccl-tests run, simulated.
 #include <unistd.h>
 
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,7 @@ struct PerfArgs {
   std::string chunk_bytes;
   std::string check_limit = "1G";
   std::string format = "table";
+  std::string timeline_file;
 };
 
 int run_perf(const PerfArgs& a) {
@@ -73,6 +75,9 @@ int run_perf(const PerfArgs& a) {
   report.topology = topology.name();
   report.model = model.name();
   report.nranks = nranks;
+  EngineOptions engine;
+  engine.record_steps = !a.timeline_file.empty();
+  nlohmann::json timelines = nlohmann::json::array();
   const bool progress = ::isatty(STDERR_FILENO) && sizes.size() * types.size() * ops.size() > 4;
   std::size_t done = 0;
   const std::size_t total = sizes.size() * types.size() * ops.size();
@@ -87,10 +92,20 @@ int run_perf(const PerfArgs& a) {
         spec.nranks = nranks;
         spec.count = s / element_bytes(t);
         if (progress) std::cerr << "\r[" << ++done << "/" << total << "] " << format_bytes(s) << " " << to_string(t) << "   " << std::flush;
-        report.rows.push_back(measure(spec, topology, model, point).row);
+        const Point p = measure(spec, topology, model, point, engine);
+        report.rows.push_back(p.row);
+        if (engine.record_steps)
+          timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
+                               {"timeline", p.simulation.timeline}});
       }
   if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
 
+  if (!a.timeline_file.empty()) {
+    std::ofstream out(a.timeline_file);
+    if (!out) throw Error(a.timeline_file + ": cannot open for writing");
+    out << timelines.dump(1) << "\n";
+    if (!out) throw Error(a.timeline_file + ": write failed");
+  }
   if (a.format == "json") std::cout << to_json(report).dump(2) << "\n";
   else if (a.format == "csv") print_csv(std::cout, report);
   else print_table(std::cout, report);
@@ -129,6 +144,8 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--format", args->format, "Output: table (nccl-tests), json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
+  cmd->add_option("--timeline", args->timeline_file,
+                  "Write every point's timeline (each step's start, end, wire bytes; each link's bytes) as JSON");
   return [args] { return run_perf(*args); };
 }
 
