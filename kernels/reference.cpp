@@ -1,6 +1,7 @@
 #include "kernels/reference.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "sim/error.hpp"
@@ -66,28 +67,75 @@ template <typename T> bool matches(const Expected<T>& e, T got) {
   }
 }
 
+template <typename T> bool same_bits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+
 }  // namespace
 
 CheckResult compare_with_definition(const CollectiveSpec& spec, const std::vector<RankMemory>& memory,
                                     std::uint64_t seed) {
   CheckResult result;
+  const int n = spec.nranks;
+  const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
   dispatch(spec.type, [&](auto tag) {
     using T = decltype(tag);
     auto output = [&](int r) {
       return reinterpret_cast<const T*>(memory[static_cast<std::size_t>(r)].base(BufferId::output));
     };
+    auto input = [&](int r, std::uint64_t i) { return test_value<T>(spec.op, seed, r, i); };
+    auto expect_reduced = [&](const T* out, const Expected<T>& e) {
+      ++result.checked;
+      if (!matches(e, *out)) ++result.wrong;
+    };
+    auto expect_copy = [&](T got, T want) {
+      ++result.checked;
+      if (!same_bits(got, want)) ++result.wrong;
+    };
     switch (spec.kind) {
       case CollectiveKind::all_reduce:
         for (std::uint64_t i = 0; i < spec.count; ++i) {
           const Expected<T> e = reduced<T>(spec, seed, i);
-          for (int r = 0; r < spec.nranks; ++r) {
-            ++result.checked;
-            if (!matches(e, output(r)[i])) ++result.wrong;
-          }
+          for (int r = 0; r < n; ++r) expect_reduced(output(r) + i, e);
         }
         break;
-      default:
-        throw Error("no reference definition yet for " + std::string(to_string(spec.kind)));
+      case CollectiveKind::reduce:
+        for (std::uint64_t i = 0; i < spec.count; ++i) expect_reduced(output(spec.root) + i, reduced<T>(spec, seed, i));
+        break;
+      case CollectiveKind::reduce_scatter:
+        for (int r = 0; r < n; ++r)
+          for (std::uint64_t j = 0; j < block; ++j)
+            expect_reduced(output(r) + j, reduced<T>(spec, seed, static_cast<std::uint64_t>(r) * block + j));
+        break;
+      case CollectiveKind::broadcast:
+        for (int r = 0; r < n; ++r)
+          for (std::uint64_t i = 0; i < spec.count; ++i) expect_copy(output(r)[i], input(spec.root, i));
+        break;
+      case CollectiveKind::all_gather:
+        for (int r = 0; r < n; ++r)
+          for (int s = 0; s < n; ++s)
+            for (std::uint64_t j = 0; j < block; ++j)
+              expect_copy(output(r)[static_cast<std::uint64_t>(s) * block + j], input(s, j));
+        break;
+      case CollectiveKind::gather:
+        for (int s = 0; s < n; ++s)
+          for (std::uint64_t j = 0; j < block; ++j)
+            expect_copy(output(spec.root)[static_cast<std::uint64_t>(s) * block + j], input(s, j));
+        break;
+      case CollectiveKind::scatter:
+        for (int r = 0; r < n; ++r)
+          for (std::uint64_t j = 0; j < block; ++j)
+            expect_copy(output(r)[j], input(spec.root, static_cast<std::uint64_t>(r) * block + j));
+        break;
+      case CollectiveKind::alltoall:
+        for (int r = 0; r < n; ++r)
+          for (int s = 0; s < n; ++s)
+            for (std::uint64_t j = 0; j < block; ++j)
+              expect_copy(output(r)[static_cast<std::uint64_t>(s) * block + j],
+                          input(s, static_cast<std::uint64_t>(r) * block + j));
+        break;
+      case CollectiveKind::sendrecv:
+        for (int r = 0; r < n; ++r)
+          for (std::uint64_t i = 0; i < spec.count; ++i) expect_copy(output(r)[i], input((r + n - 1) % n, i));
+        break;
     }
   });
   return result;

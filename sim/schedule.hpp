@@ -35,6 +35,7 @@ struct Step {
   Protocol protocol = Protocol::simple;
   bool reduce = false;    // recv only: combine the incoming data with `src` using the collective's op
   bool finalize = false;  // the result is final: apply the op's last touch (avg divides by nranks)
+  bool wait = false;      // send only: the stream waits until the data has arrived (MPI_Send-like)
   std::int32_t peer = -1;  // send / recv
   std::int32_t tag = 0;    // a send matches the peer's recv with the same tag, in program order
   Region src;
@@ -44,6 +45,9 @@ struct Step {
   std::uint64_t count() const { return kind == StepKind::send ? src.count : dst.count; }
 };
 
+// Semantics every backend honours: steps of a stream run in order; a send reads its source when it
+// runs (later steps may overwrite it) and does not wait for the receiver unless `wait` is set; a
+// recv waits for the matching send. Streams run concurrently, several may share a (rank, channel).
 struct Stream {
   int rank = 0;
   int channel = 0;

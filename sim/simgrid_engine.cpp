@@ -87,6 +87,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         comm->start();
         ++ctx.messages;
         in_flight.push_back({comm, i, start, bytes});
+        if (step.wait)
+          while (!in_flight.empty()) retire_oldest();
         break;
       }
       case StepKind::recv: {

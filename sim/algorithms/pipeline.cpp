@@ -45,8 +45,19 @@ std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nr
   return ring;
 }
 
-void StepWriter::send(int peer, const Region& src) {
+Part channel_part(std::uint64_t count, int channels, int c) {
+  const auto n = static_cast<std::uint64_t>(channels), i = static_cast<std::uint64_t>(c);
+  const std::uint64_t begin = count * i / n, end = count * (i + 1) / n;
+  return {begin, end - begin};
+}
+
+Region block_region(BufferId buffer, int b, std::uint64_t block, const Part& part) {
+  return {buffer, static_cast<std::uint64_t>(b) * block + part.offset, part.count};
+}
+
+void StepWriter::send(int peer, const Region& src, bool wait) {
   Step s;
+  s.wait = wait;
   s.kind = StepKind::send;
   s.protocol = protocol_;
   s.peer = peer;

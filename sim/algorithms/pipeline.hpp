@@ -28,6 +28,15 @@ Region piece(BufferId buffer, const ChunkLoop& loop, int j, std::uint64_t count)
 std::uint64_t chunk_elements(const CollectiveSpec& spec, const AlgorithmOptions& options);
 std::uint64_t align_elements(const CollectiveSpec& spec);
 
+// The part of `count` elements that channel `c` of `channels` handles (contiguous, near-equal).
+struct Part {
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+};
+Part channel_part(std::uint64_t count, int channels, int c);
+// Region of block `b` (blocks of `block` elements) restricted to a channel's part of the block.
+Region block_region(BufferId buffer, int b, std::uint64_t block, const Part& part);
+
 // Ring order of channel `c` (identity when none is given).
 std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks);
 
@@ -35,11 +44,12 @@ std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nr
 class StepWriter {
  public:
   StepWriter(Stream& stream, Protocol protocol, int tag) : stream_(stream), protocol_(protocol), tag_(tag) {}
-  void send(int peer, const Region& src);
+  void send(int peer, const Region& src, bool wait = false);
   void recv(int peer, const Region& dst, bool finalize = false);
   // dst = op(src, incoming)
   void recv_reduce(int peer, const Region& src, const Region& dst, bool finalize = false);
   void copy(const Region& src, const Region& dst, bool finalize = false);
+  void set_tag(int tag) { tag_ = tag; }
 
  private:
   Stream& stream_;

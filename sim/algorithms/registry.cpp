@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/algorithms/direct.hpp"
 #include "sim/algorithms/ring.hpp"
 #include "sim/error.hpp"
 
@@ -14,10 +15,24 @@ bool Algorithm::supports(CollectiveKind kind) const {
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> all = {
       {"ring",
-       "NCCL-style ring: the message split over channels, each pipelined in chunks around its ring "
-       "(N-1 reduce-scatter then N-1 all-gather steps per chunk)",
-       {CollectiveKind::all_reduce},
-       ring_all_reduce},
+       "NCCL's ring: data split over channels, each pipelined in chunks around its ring "
+       "(all_reduce: N-1 reduce-scatter then N-1 all-gather steps per chunk; broadcast/reduce: a chain "
+       "from/to the root)",
+       {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,
+        CollectiveKind::broadcast, CollectiveKind::reduce},
+       ring},
+      {"direct",
+       "every rank sends to every peer at once, then receives (NCCL p2p all-to-all; one-shot all_reduce: "
+       "the whole buffer to every peer); sendrecv sends to rank+1",
+       {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather,
+        CollectiveKind::alltoall, CollectiveKind::broadcast, CollectiveKind::reduce, CollectiveKind::gather,
+        CollectiveKind::scatter, CollectiveKind::sendrecv},
+       direct},
+      {"pairwise",
+       "N-1 rounds, one peer per round: partner rank XOR k for a power-of-two N, else send to rank+k and "
+       "receive from rank-k (MPI pairwise exchange)",
+       {CollectiveKind::alltoall, CollectiveKind::all_gather},
+       pairwise},
   };
   return all;
 }

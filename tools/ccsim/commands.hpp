@@ -10,6 +10,7 @@ using Runner = std::function<int()>;
 
 Runner add_perf(CLI::App& app);
 Runner add_bench(CLI::App& app);
+Runner add_verify(CLI::App& app);
 Runner add_listings(CLI::App& app);  // topo list, algos, model
 
 }  // namespace ccsim::cli

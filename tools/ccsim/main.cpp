@@ -8,9 +8,9 @@ int main(int argc, char** argv) {
   CLI::App app{"ccsim: a discrete-event simulator of GPU cluster interconnects and collective algorithms"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ccsim 0.1.0");
-  std::vector<std::pair<CLI::App*, ccsim::cli::Runner>> runners;
   auto perf = ccsim::cli::add_perf(app);
   auto bench = ccsim::cli::add_bench(app);
+  auto verify = ccsim::cli::add_verify(app);
   auto listings = ccsim::cli::add_listings(app);
   try {
     app.parse(argc, argv);
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("perf")) return perf();
     if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("verify")) return verify();
     return listings();
   } catch (const ccsim::Error& e) {
     std::cerr << "ccsim: error: " << e.what() << "\n";
