@@ -55,6 +55,26 @@ Region block_region(BufferId buffer, int b, std::uint64_t block, const Part& par
   return {buffer, static_cast<std::uint64_t>(b) * block + part.offset, part.count};
 }
 
+std::vector<Region> block_span(BufferId buffer, int lo, int hi, std::uint64_t block, const Part& part) {
+  if (part.count == block)
+    return {{buffer, static_cast<std::uint64_t>(lo) * block, static_cast<std::uint64_t>(hi - lo) * block}};
+  std::vector<Region> out;
+  for (int b = lo; b < hi; ++b) out.push_back(block_region(buffer, b, block, part));
+  return out;
+}
+
+void StepWriter::send(int peer, const std::vector<Region>& src, bool wait) {
+  for (std::size_t i = 0; i < src.size(); ++i) send(peer, src[i], wait && i + 1 == src.size());
+}
+
+void StepWriter::recv(int peer, const std::vector<Region>& dst) {
+  for (const auto& r : dst) recv(peer, r);
+}
+
+void StepWriter::copy(const std::vector<Region>& src, const std::vector<Region>& dst) {
+  for (std::size_t i = 0; i < src.size() && i < dst.size(); ++i) copy(src[i], dst[i]);
+}
+
 void StepWriter::send(int peer, const Region& src, bool wait) {
   Step s;
   s.wait = wait;

@@ -37,6 +37,10 @@ Part channel_part(std::uint64_t count, int channels, int c);
 // Region of block `b` (blocks of `block` elements) restricted to a channel's part of the block.
 Region block_region(BufferId buffer, int b, std::uint64_t block, const Part& part);
 
+// Regions of blocks [lo, hi) restricted to a channel's part of each block: one region when the part
+// is the whole block (consecutive blocks are contiguous), else one per block.
+std::vector<Region> block_span(BufferId buffer, int lo, int hi, std::uint64_t block, const Part& part);
+
 // Ring order of channel `c` (identity when none is given).
 std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks);
 
@@ -50,6 +54,10 @@ class StepWriter {
   void recv_reduce(int peer, const Region& src, const Region& dst, bool finalize = false);
   void copy(const Region& src, const Region& dst, bool finalize = false);
   void set_tag(int tag) { tag_ = tag; }
+  // The same for lists of regions (block spans), region by region, in order.
+  void send(int peer, const std::vector<Region>& src, bool wait = false);
+  void recv(int peer, const std::vector<Region>& dst);
+  void copy(const std::vector<Region>& src, const std::vector<Region>& dst);
 
  private:
   Stream& stream_;

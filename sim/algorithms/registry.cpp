@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "sim/algorithms/binomial.hpp"
+#include "sim/algorithms/bruck.hpp"
 #include "sim/algorithms/direct.hpp"
+#include "sim/algorithms/recursive.hpp"
 #include "sim/algorithms/ring.hpp"
 #include "sim/error.hpp"
 
@@ -33,6 +36,23 @@ const std::vector<Algorithm>& algorithms() {
        "receive from rank-k (MPI pairwise exchange)",
        {CollectiveKind::alltoall, CollectiveKind::all_gather},
        pairwise},
+      {"recursive_doubling",
+       "log2(N) rounds exchanging everything held with rank XOR 2^k; non-power-of-two N folded first (MPICH)",
+       {CollectiveKind::all_reduce, CollectiveKind::all_gather},
+       recursive_doubling},
+      {"halving_doubling",
+       "Rabenseifner: reduce-scatter by recursive halving, all-gather by recursive doubling; non-power-of-two "
+       "N folded first",
+       {CollectiveKind::all_reduce},
+       halving_doubling},
+      {"binomial",
+       "binomial tree from/to any root, ceil(log2 N) rounds, blocking sends (MPICH)",
+       {CollectiveKind::broadcast, CollectiveKind::reduce, CollectiveKind::gather, CollectiveKind::scatter},
+       binomial},
+      {"bruck",
+       "Bruck: ceil(log2 N) rounds for any N, blocks forwarded by rank distance 2^k",
+       {CollectiveKind::all_gather, CollectiveKind::alltoall},
+       bruck},
   };
   return all;
 }
