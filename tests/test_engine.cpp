@@ -158,3 +158,41 @@ TEST_CASE("a schedule larger than the topology is refused") {
   CHECK_THROWS_WITH_AS(simulate(algo::compile("ring", spec, o), flat(8), Model::builtin("hopper")),
                        doctest::Contains("does not fit"), Error);
 }
+
+namespace {
+double simulate_pure(const std::string& algorithm, CollectiveKind kind, int n, std::uint64_t count) {
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.nranks = n;
+  spec.count = count;
+  algo::AlgorithmOptions o;
+  o.channels = 1;
+  o.chunk_bytes = count * 4;
+  return simulate(algo::compile(algorithm, spec, o), flat(n), pure_alpha_beta(), no_compute()).timeline.total_s();
+}
+
+void check_closed_form(double simulated, double expected) {
+  INFO("simulated=", simulated, " expected=", expected);
+  CHECK(std::fabs(simulated - expected) / expected < 1e-9);
+}
+}  // namespace
+
+TEST_CASE("contention-free times match the closed forms of the classic algorithms") {
+  for (int n : {2, 4, 8, 64}) {
+    const double log_n = std::log2(n);
+    const std::uint64_t count = 4096ULL * 64;  // 1 MiB of float, divisible by every N here
+    const double s = count * 4.0;
+    INFO("N=", n);
+    check_closed_form(simulate_pure("recursive_doubling", CollectiveKind::all_reduce, n, count),
+                      log_n * (kAlpha + s / kPortBandwidth));
+    check_closed_form(simulate_pure("halving_doubling", CollectiveKind::all_reduce, n, count),
+                      2 * log_n * kAlpha + 2.0 * (n - 1) / n * s / kPortBandwidth);
+    check_closed_form(simulate_pure("binomial", CollectiveKind::broadcast, n, count),
+                      log_n * (kAlpha + s / kPortBandwidth));
+    check_closed_form(simulate_pure("pairwise", CollectiveKind::alltoall, n, count),
+                      (n - 1) * (kAlpha + s / n / kPortBandwidth));
+  }
+  // Pairwise exchange with a non-power-of-two N shifts instead of XOR: still one flow per link.
+  check_closed_form(simulate_pure("pairwise", CollectiveKind::alltoall, 7, 7 * 4096),
+                    6 * (kAlpha + 4096 * 4.0 / kPortBandwidth));
+}

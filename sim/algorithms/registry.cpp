@@ -7,6 +7,7 @@
 #include "sim/algorithms/direct.hpp"
 #include "sim/algorithms/recursive.hpp"
 #include "sim/algorithms/ring.hpp"
+#include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
 
 namespace ccsim::algo {
@@ -53,8 +54,19 @@ const std::vector<Algorithm>& algorithms() {
        "Bruck: ceil(log2 N) rounds for any N, blocks forwarded by rank distance 2^k",
        {CollectiveKind::all_gather, CollectiveKind::alltoall},
        bruck},
+      {"tree",
+       "NCCL's tree: a chain inside each node and a double binary tree across nodes; reduce up and "
+       "broadcast down run concurrently, chunk by chunk",
+       {CollectiveKind::all_reduce},
+       tree,
+       true,
+       "any; nodes from the topology (GPUs sharing a node form the chain)"},
   };
   return all;
+}
+
+std::string default_algorithm(CollectiveKind kind) {
+  return find_algorithm("ring").supports(kind) ? "ring" : "direct";
 }
 
 const Algorithm& find_algorithm(const std::string& name) {

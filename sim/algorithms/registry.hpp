@@ -15,6 +15,7 @@ struct AlgorithmOptions {
   Protocol protocol = Protocol::simple;
   int channels = 1;
   Bytes chunk_bytes = 0;  // data per pipelined step of one channel
+  int ranks_per_node = 0;  // consecutive ranks that share a node (tree, hierarchical); 0: one node
   // Ring order per channel (rank at each ring position); empty means 0, 1, ..., N-1 everywhere.
   std::vector<std::vector<int>> rings;
 };
@@ -24,11 +25,17 @@ struct Algorithm {
   std::string description;
   std::vector<CollectiveKind> collectives;
   std::function<Schedule(const CollectiveSpec&, const AlgorithmOptions&)> generate;
+  bool node_aware = false;  // its schedule depends on AlgorithmOptions::ranks_per_node
+  std::string topologies = "any";  // what it needs of the machine
 
   bool supports(CollectiveKind kind) const;
 };
 
 const std::vector<Algorithm>& algorithms();
+// What `ccsim perf` runs when no algorithm is named: NCCL's ring for the collectives it has a ring
+// for, and direct point-to-point for those NCCL builds from send/recv (alltoall, gather, scatter,
+// sendrecv; reference/nccl-model.md §1.1).
+std::string default_algorithm(CollectiveKind kind);
 // Error naming the known algorithms when `name` is unknown.
 const Algorithm& find_algorithm(const std::string& name);
 // Validates the spec and options, refuses (Error with the reason) a collective the algorithm does

@@ -139,8 +139,13 @@ void reduce_stream(const CollectiveSpec& spec, const RingView& chain, const std:
 Schedule ring(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
   Schedule schedule{spec, "ring", {}, 0};
-  const std::uint64_t chunk = chunk_elements(spec, options);
   const std::uint64_t align = align_elements(spec);
+  // NCCL's ring all_reduce/all_gather/reduce_scatter chunks are 4 FIFO steps with Simple, its
+  // broadcast/reduce chunks 1 step (BROADCAST_CHUNKSTEPS; reference/nccl-model.md §1.2).
+  const bool chain = spec.kind == CollectiveKind::broadcast || spec.kind == CollectiveKind::reduce;
+  const std::uint64_t chunk = chain && options.protocol == Protocol::simple
+                                  ? std::max(align, chunk_elements(spec, options) / 4 / align * align)
+                                  : chunk_elements(spec, options);
   const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
   const bool per_block = spec.kind == CollectiveKind::reduce_scatter || spec.kind == CollectiveKind::all_gather;
   if (spec.kind == CollectiveKind::reduce_scatter) schedule.scratch_count = block;

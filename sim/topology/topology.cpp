@@ -73,6 +73,24 @@ std::string Topology::gpu_arch() const {
   return arch;
 }
 
+int Topology::gpus_per_node() const {
+  std::vector<int> per_node;
+  int previous = -1;
+  for (auto g : gpus_) {
+    const int node = devices_[g].node;
+    if (node != previous) {
+      if (node < previous) throw Error("topology " + name_ + ": GPUs are not ordered by node");
+      per_node.push_back(0);
+      previous = node;
+    }
+    ++per_node.back();
+  }
+  if (per_node.empty()) throw Error("topology " + name_ + " has no GPU");
+  for (int c : per_node)
+    if (c != per_node.front()) throw Error("topology " + name_ + ": nodes hold different numbers of GPUs");
+  return per_node.front();
+}
+
 double Topology::effective_bandwidth(LinkId id, const Model& model) const {
   const Link& l = links_.at(id);
   switch (l.kind) {

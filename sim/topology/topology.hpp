@@ -68,6 +68,9 @@ class Topology {
   DeviceId gpu(std::size_t index) const { return gpus_.at(index); }
   // The timing-model family of the GPUs ("hopper"); Error if they differ or there are none.
   std::string gpu_arch() const;
+  // GPUs per node when every node has the same number (consecutive ranks share a node); Error
+  // otherwise.
+  int gpus_per_node() const;
 
   // The links traffic from GPU `src` to GPU `dst` crosses. Direct NVLink first, then a shared
   // NVSwitch fabric (striped over every switch both GPUs reach), then the shortest path that only

@@ -31,7 +31,8 @@ Runner add_listings(CLI::App& app) {
       for (const auto& a : algo::algorithms()) {
         std::string kinds;
         for (auto k : a.collectives) kinds += (kinds.empty() ? "" : ",") + std::string(to_string(k));
-        std::printf("%-10s %-30s %s\n", a.name.c_str(), kinds.c_str(), a.description.c_str());
+        std::printf("%s\n  collectives: %s\n  topologies:  %s\n  %s\n", a.name.c_str(), kinds.c_str(),
+                    a.topologies.c_str(), a.description.c_str());
       }
       return 0;
     }

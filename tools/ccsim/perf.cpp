@@ -1,6 +1,7 @@
 // ccsim perf <collective>: an nccl-tests run, simulated.
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ struct PerfArgs {
   std::optional<int> gpus;
   std::optional<int> ranks;
   std::string model_file;
-  std::string algorithm = "ring";
+  std::string algorithm;
   std::string protocol = "simple";
   std::optional<int> channels;
   std::string chunk_bytes;
@@ -61,8 +62,9 @@ int run_perf(const PerfArgs& a) {
                 std::to_string(topology.gpu_count()) + " GPUs)");
 
   PointOptions point;
-  point.algorithm = a.algorithm;
-  algo::find_algorithm(a.algorithm);  // unknown names fail before any work
+  point.algorithm = a.algorithm.empty() ? algo::default_algorithm(kind) : a.algorithm;
+  algo::find_algorithm(point.algorithm);  // unknown names fail before any work
+  point.algorithm_options.ranks_per_node = std::min(topology.gpus_per_node(), nranks);
   point.algorithm_options.protocol = parse_protocol(a.protocol);
   point.algorithm_options.channels = a.channels.value_or(model.default_channels());
   point.algorithm_options.chunk_bytes =
@@ -121,7 +123,8 @@ Runner add_perf(CLI::App& app) {
   auto args = std::make_shared<PerfArgs>();
   auto* cmd = app.add_subcommand("perf", "Simulate an nccl-tests run (e.g. all_reduce_perf) and print its table");
   cmd->add_option("collective", args->collective,
-                  "Collective: all_reduce (more come with the algorithm library)")->required();
+                  "Collective: all_reduce, reduce_scatter, all_gather, broadcast, reduce, gather, scatter, "
+                  "alltoall, sendrecv")->required();
   cmd->add_option("-b,--minbytes", args->sweep.min_bytes, "Smallest message size (K/M/G suffixes)")->capture_default_str();
   cmd->add_option("-e,--maxbytes", args->sweep.max_bytes, "Largest message size")->capture_default_str();
   cmd->add_option("-i,--stepbytes", args->sweep.step_bytes, "Size increment when -f is 1")->capture_default_str();
@@ -137,7 +140,8 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "GPU count of a sized preset such as nvswitch-flat");
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
-  cmd->add_option("--algo", args->algorithm, "Algorithm (see `ccsim algos`)")->capture_default_str();
+  cmd->add_option("--algo", args->algorithm,
+                  "Algorithm (see `ccsim algos`); default: ring where it applies, else direct");
   cmd->add_option("--proto", args->protocol, "Protocol: simple, ll, ll128")->capture_default_str();
   cmd->add_option("--channels", args->channels, "Channels (default: the model's `channels`)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes, "Data per pipelined step per channel (default: the model's)");

@@ -68,6 +68,12 @@ int run_verify(const VerifyArgs& a) {
         const std::vector<std::uint64_t> counts =
             per_rank_count(kind) ? std::vector<std::uint64_t>{1, 1031}
                                  : std::vector<std::uint64_t>{static_cast<std::uint64_t>(n), 37ULL * n};
+        // Node-aware algorithms are also proven with several GPUs per node and one per node.
+        std::vector<int> layouts{0};
+        if (al->node_aware)
+          for (int ppn : {1, 2, 4, 8})
+            if (ppn < n && n % ppn == 0) layouts.push_back(ppn);
+        for (int ppn : layouts)
         for (auto type : types)
           for (auto op : ops)
             for (auto count : counts) {
@@ -81,9 +87,11 @@ int run_verify(const VerifyArgs& a) {
               algo::AlgorithmOptions o;
               o.channels = 2;
               o.chunk_bytes = 256;  // several chunk loops even for small buffers
+              o.ranks_per_node = ppn;
               std::string what = al->name + " " + std::string(to_string(kind)) + " N=" + std::to_string(n) + " " +
                                  std::string(to_string(type)) + " " + std::string(to_string(op)) +
-                                 " count=" + std::to_string(count);
+                                 " count=" + std::to_string(count) +
+                                 (ppn ? " ranks_per_node=" + std::to_string(ppn) : std::string());
               Schedule schedule;
               try {
                 schedule = algo::compile(al->name, spec, o);

@@ -1,0 +1,148 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "kernels/cpu_executor.hpp"
+#include "sim/algorithms/registry.hpp"
+#include "sim/algorithms/tree.hpp"
+#include "sim/error.hpp"
+
+using namespace ccsim;
+
+namespace {
+
+CollectiveSpec spec_of(CollectiveKind kind, int n, std::uint64_t count, int root = 0) {
+  CollectiveSpec s;
+  s.kind = kind;
+  s.nranks = n;
+  s.count = count;
+  s.root = root;
+  s.type = DataType::int32;
+  return s;
+}
+
+algo::AlgorithmOptions one_channel(Bytes chunk = 1 << 20, int ranks_per_node = 0) {
+  algo::AlgorithmOptions o;
+  o.channels = 1;
+  o.chunk_bytes = chunk;
+  o.ranks_per_node = ranks_per_node;
+  return o;
+}
+
+// Shifts the destination of the last data-carrying recv of the schedule by one element.
+bool corrupt_last_recv(Schedule& s) {
+  for (auto stream = s.streams.rbegin(); stream != s.streams.rend(); ++stream)
+    for (auto step = stream->steps.rbegin(); step != stream->steps.rend(); ++step)
+      if (step->kind == StepKind::recv && step->dst.count > 0) {
+        if (step->dst.offset > 0) --step->dst.offset;
+        else ++step->dst.offset;
+        return true;
+      }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the data check catches one corrupted step in every algorithm's schedules") {
+  for (const auto& a : algo::algorithms())
+    for (auto kind : a.collectives) {
+      INFO(a.name, " ", std::string(to_string(kind)));
+      const int n = 6;
+      const std::uint64_t count = 12 * 37;
+      Schedule s = algo::compile(a.name, spec_of(kind, n, count, 2), one_channel(256, a.node_aware ? 2 : 0));
+      REQUIRE(kernels::check(s, false).wrong == 0);
+      REQUIRE(corrupt_last_recv(s));
+      bool caught = false;
+      try {
+        s.validate();
+        caught = kernels::check(s, false).wrong > 0;
+      } catch (const Error&) {
+        caught = true;  // a structurally broken schedule is refused outright
+      }
+      CHECK(caught);
+    }
+}
+
+TEST_CASE("per-rank volumes match each algorithm's known cost") {
+  const std::uint64_t bytes = 4 * 960;  // S, divisible by every N below
+  auto volumes = [&](const std::string& algo, CollectiveKind kind, int n, int ppn = 0) {
+    return rank_volumes(algo::compile(algo, spec_of(kind, n, 960), one_channel(1 << 20, ppn)));
+  };
+  SUBCASE("alltoall: (N-1)/N of the buffer leaves each rank") {
+    for (const char* a : {"direct", "pairwise"})
+      for (int n : {2, 5, 8})
+        for (const auto& v : volumes(a, CollectiveKind::alltoall, n)) {
+          CHECK(v.sent_bytes == bytes * (n - 1) / n);
+          CHECK(v.received_bytes == bytes * (n - 1) / n);
+        }
+  }
+  SUBCASE("recursive doubling all_reduce: log2(N) x S per rank for a power of two") {
+    for (int n : {2, 4, 8, 16})
+      for (const auto& v : volumes("recursive_doubling", CollectiveKind::all_reduce, n))
+        CHECK(v.sent_bytes == bytes * static_cast<std::uint64_t>(std::log2(n)));
+  }
+  SUBCASE("halving-doubling all_reduce: 2(N-1)/N x S per rank for a power of two") {
+    for (int n : {2, 4, 8, 16})
+      for (const auto& v : volumes("halving_doubling", CollectiveKind::all_reduce, n))
+        CHECK(v.sent_bytes == 2 * bytes * (n - 1) / n);
+  }
+  SUBCASE("tree all_reduce: about 2S through each interior rank, S at the ends") {
+    const auto v = volumes("tree", CollectiveKind::all_reduce, 8);  // one node: a chain
+    CHECK(v[0].sent_bytes == bytes);      // root: broadcast down only
+    CHECK(v[7].sent_bytes == bytes);      // tail: reduce up only
+    for (int r = 1; r < 7; ++r) CHECK(v[static_cast<std::size_t>(r)].sent_bytes == 2 * bytes);
+  }
+  SUBCASE("Bruck all_gather: ceil(log2 N) sends per rank") {
+    for (int n : {2, 3, 5, 8, 12})
+      for (const auto& v : volumes("bruck", CollectiveKind::all_gather, n))
+        CHECK(v.sends == static_cast<std::uint64_t>(std::ceil(std::log2(n))));
+  }
+  SUBCASE("binomial broadcast: N-1 messages of S in all") {
+    for (int n : {2, 6, 8}) {
+      std::uint64_t total = 0;
+      for (const auto& v : volumes("binomial", CollectiveKind::broadcast, n)) total += v.sent_bytes;
+      CHECK(total == bytes * (n - 1));
+    }
+  }
+}
+
+TEST_CASE("the double binary tree: two spanning trees, no node interior in both") {
+  for (int n = 1; n <= 64; ++n) {
+    std::vector<int> children_in[2];
+    for (int which : {0, 1}) {
+      const auto parent = algo::double_binary_tree(n, which);
+      int roots = 0;
+      std::vector<int> kids(static_cast<std::size_t>(n), 0);
+      for (int x = 0; x < n; ++x) {
+        const int p = parent[static_cast<std::size_t>(x)];
+        if (p < 0) ++roots;
+        else ++kids[static_cast<std::size_t>(p)];
+        // Every node reaches the root without a cycle.
+        int hops = 0;
+        for (int y = x; parent[static_cast<std::size_t>(y)] >= 0 && hops <= n; y = parent[static_cast<std::size_t>(y)]) ++hops;
+        REQUIRE(hops < n + 1);
+      }
+      CHECK(roots == 1);
+      for (int k : kids) CHECK(k <= 2);
+      children_in[which] = kids;
+    }
+    if (n % 2 == 0 && n > 2) {
+      int both = 0;
+      for (int x = 0; x < n; ++x)
+        if (children_in[0][static_cast<std::size_t>(x)] > 0 && children_in[1][static_cast<std::size_t>(x)] > 0) ++both;
+      INFO("n=", n);
+      CHECK(both <= 2);  // the two roots' single children aside, interior nodes differ
+    }
+  }
+}
+
+TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
+  CHECK_THROWS_WITH_AS(algo::compile("bruck", spec_of(CollectiveKind::all_reduce, 4, 16), one_channel()),
+                       doctest::Contains("bruck does not implement all_reduce"), Error);
+  CHECK_THROWS_WITH_AS(algo::compile("tree", spec_of(CollectiveKind::all_reduce, 6, 16), one_channel(1 << 20, 4)),
+                       doctest::Contains("do not split into nodes"), Error);
+  CHECK_THROWS_WITH_AS(algo::compile("direct", spec_of(CollectiveKind::alltoall, 4, 10), one_channel()),
+                       doctest::Contains("divisible by the rank count"), Error);
+}
