@@ -21,6 +21,8 @@ std::size_t elem(const Schedule& s) { return element_bytes(s.spec.type); }
 RankMemory::RankMemory(const Schedule& schedule, int rank, bool in_place) : in_place_(in_place) {
   const auto& spec = schedule.spec;
   const std::size_t e = elem(schedule);
+  scratch_.resize(schedule.scratch_count * e);
+  if (schedule.is_switch(rank)) return;  // a switch holds scratch only
   const std::uint64_t in = spec.input_count(rank), out = spec.output_count(rank);
   if (in_place) {
     input_offset_ = spec.in_place_input_offset(rank) * e;
@@ -30,7 +32,6 @@ RankMemory::RankMemory(const Schedule& schedule, int rank, bool in_place) : in_p
     main_.resize(in * e);
     output_.resize(out * e);
   }
-  scratch_.resize(schedule.scratch_count * e);
 }
 
 std::byte* RankMemory::base(BufferId buffer) {
@@ -56,7 +57,7 @@ std::uint64_t execution_memory_bytes(const Schedule& schedule, bool in_place) {
                        : in + out) * e;
     total += schedule.scratch_count * e;
   }
-  return total;
+  return total + schedule.switches.size() * schedule.scratch_count * e;
 }
 
 void fill_inputs(const Schedule& schedule, std::vector<RankMemory>& memory, std::uint64_t seed) {
@@ -145,8 +146,8 @@ void execute(const Schedule& schedule, std::vector<RankMemory>& memory) {
 
 CheckResult check(const Schedule& schedule, bool in_place, std::uint64_t seed) {
   std::vector<RankMemory> memory;
-  memory.reserve(static_cast<std::size_t>(schedule.spec.nranks));
-  for (int r = 0; r < schedule.spec.nranks; ++r) memory.emplace_back(schedule, r, in_place);
+  memory.reserve(static_cast<std::size_t>(schedule.endpoint_count()));
+  for (int r = 0; r < schedule.endpoint_count(); ++r) memory.emplace_back(schedule, r, in_place);
   fill_inputs(schedule, memory, seed);
   execute(schedule, memory);
   return compare_with_definition(schedule.spec, memory, seed);

@@ -16,6 +16,7 @@ std::uint64_t wire_bytes(const Step& step, std::size_t element_bytes) {
 PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology& topology, const Model& model) {
   PlatformPlan plan;
   plan.ranks_ = schedule.spec.nranks;
+  plan.endpoints_ = schedule.endpoint_count();
   if (static_cast<std::size_t>(plan.ranks_) > topology.gpu_count())
     throw Error("a " + std::to_string(plan.ranks_) + "-rank collective does not fit topology " + topology.name() +
                 " with " + std::to_string(topology.gpu_count()) + " GPUs");
@@ -28,8 +29,23 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   // One platform link per topology link, or per group of parallel links a hop stripes over.
   std::map<std::vector<topo::LinkId>, std::size_t> link_index;
   auto device_name = [&](topo::DeviceId d) { return topology.device(d).name; };
+  // A GPU reaches an NVLS switch endpoint through its NVLink port; the switch answers back through it.
+  auto route_between = [&](int src, int dst) {
+    if (!schedule.is_switch(src) && !schedule.is_switch(dst))
+      return topology.route(static_cast<std::size_t>(src), static_cast<std::size_t>(dst));
+    if (schedule.is_switch(src) && schedule.is_switch(dst))
+      throw Error("schedule " + schedule.algorithm + ": a switch endpoint cannot send to another switch");
+    const int gpu = schedule.is_switch(src) ? dst : src;
+    topo::Route r;
+    r.hops.push_back(topology.nvls_port(static_cast<std::size_t>(gpu)));
+    if (schedule.is_switch(src)) {  // the same lanes, leaving the switch side
+      const topo::Link& l = topology.link(r.hops.front().links.front());
+      r.hops.front().from = l.a == topology.gpu(static_cast<std::size_t>(gpu)) ? l.b : l.a;
+    }
+    return r;
+  };
   for (const auto& [src, dst] : pairs) {
-    const topo::Route route = topology.route(static_cast<std::size_t>(src), static_cast<std::size_t>(dst));
+    const topo::Route route = route_between(src, dst);
     PlatformRoute pr;
     pr.latency_class = route.latency_class;
     for (const auto& hop : route.hops) {

@@ -35,12 +35,14 @@ class PlatformPlan {
   const std::map<std::pair<int, int>, PlatformRoute>& routes() const { return routes_; }
   const PlatformRoute& route(int src_rank, int dst_rank) const;
   int ranks() const { return ranks_; }
+  int endpoints() const { return endpoints_; }  // ranks, then in-network switches
 
   // Wire bytes each link direction carries when the schedule runs (independent of timing).
   std::vector<LinkRecord> traffic(const Schedule& schedule) const;
 
  private:
   int ranks_ = 0;
+  int endpoints_ = 0;
   std::vector<PlatformLink> links_;
   std::map<std::pair<int, int>, PlatformRoute> routes_;
 };

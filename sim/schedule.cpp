@@ -34,6 +34,7 @@ std::size_t Schedule::step_count() const {
 
 namespace {
 std::uint64_t buffer_count(const Schedule& s, int rank, BufferId b) {
+  if (s.is_switch(rank)) return b == BufferId::scratch ? s.scratch_count : 0;
   switch (b) {
     case BufferId::input: return s.spec.input_count(rank);
     case BufferId::output: return s.spec.output_count(rank);
@@ -49,7 +50,7 @@ std::string where(const Stream& stream, std::size_t index) {
 }  // namespace
 
 void Schedule::validate() const {
-  const int n = spec.nranks;
+  const int n = endpoint_count();
   // (src, dst, tag) -> sizes in program order, for sends and for recvs.
   std::map<std::tuple<int, int, int>, std::vector<std::uint64_t>> sends, recvs;
   for (const auto& stream : streams) {
@@ -104,7 +105,7 @@ void Schedule::validate() const {
 }
 
 std::vector<RankVolume> rank_volumes(const Schedule& schedule) {
-  std::vector<RankVolume> v(static_cast<std::size_t>(schedule.spec.nranks));
+  std::vector<RankVolume> v(static_cast<std::size_t>(schedule.endpoint_count()));
   const std::uint64_t elem = element_bytes(schedule.spec.type);
   for (const auto& stream : schedule.streams)
     for (const auto& step : stream.steps) {

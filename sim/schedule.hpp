@@ -36,6 +36,8 @@ struct Step {
   bool reduce = false;    // recv only: combine the incoming data with `src` using the collective's op
   bool finalize = false;  // the result is final: apply the op's last touch (avg divides by nranks)
   bool wait = false;      // send only: the stream waits until the data has arrived (MPI_Send-like)
+  bool fused = false;     // send only: one leg of a multi-party operation (an NVLS reduction reads
+                          // every GPU at once) whose latency another step of it pays
   std::int32_t peer = -1;  // send / recv
   std::int32_t tag = 0;    // a send matches the peer's recv with the same tag, in program order
   Region src;
@@ -54,11 +56,24 @@ struct Stream {
   std::vector<Step> steps;
 };
 
+// A switch that reduces or multicasts in the network (NVLS, CollNet/SHARP) takes part in a schedule
+// as an endpoint numbered after the ranks: endpoint nranks + i. Its streams receive, combine and
+// forward like a rank's, with scratch memory only. Engines place it on the matching switch of the
+// topology and charge its arithmetic nothing (it runs at line rate in the switch).
+struct SwitchEndpoint {
+  enum class Kind : std::uint8_t { nvls } kind = Kind::nvls;
+  int node = 0;  // which node's NVSwitch fabric
+};
+
 struct Schedule {
   CollectiveSpec spec;
   std::string algorithm;
   std::vector<Stream> streams;
-  std::uint64_t scratch_count = 0;  // elements of scratch per rank
+  std::uint64_t scratch_count = 0;  // elements of scratch per endpoint
+  std::vector<SwitchEndpoint> switches;
+
+  int endpoint_count() const { return spec.nranks + static_cast<int>(switches.size()); }
+  bool is_switch(int endpoint) const { return endpoint >= spec.nranks; }
 
   std::size_t step_count() const;
   // Checks the structural rules every backend relies on: ranks, peers and regions in range, each
@@ -73,6 +88,7 @@ struct RankVolume {
   std::uint64_t sends = 0;
   std::uint64_t recvs = 0;
 };
+// One entry per endpoint: the ranks first, then the switches.
 std::vector<RankVolume> rank_volumes(const Schedule& schedule);
 
 }  // namespace ccsim

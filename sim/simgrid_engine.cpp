@@ -61,6 +61,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   const Stream& stream = ctx.schedule.streams[stream_index];
   const std::size_t elem = element_bytes(ctx.schedule.spec.type);
   const bool record = ctx.options.record_steps;
+  // In-network switches reduce at line rate: their arithmetic costs no time.
+  const bool computes = !ctx.schedule.is_switch(stream.rank);
   std::deque<InFlight> in_flight;
   auto retire_oldest = [&] {
     InFlight& f = in_flight.front();
@@ -78,7 +80,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (in_flight.size() >= kMaxSendsInFlight) retire_oldest();
         const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
         const double alpha =
-            ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
+            step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
         if (alpha > 0) sg4::this_actor::sleep_for(alpha);
         const std::uint64_t bytes = wire_bytes(step, elem);
         sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);
@@ -97,7 +99,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
         // result) while the data arrives: the two overlap and the slower one decides.
         sg4::ExecPtr exec;
-        if (step.reduce && ctx.run_reduce_kernels && data_bytes > 0)
+        if (step.reduce && ctx.run_reduce_kernels && computes && data_bytes > 0)
           exec = sg4::this_actor::exec_async(3.0 * static_cast<double>(data_bytes));
         comm->wait();
         if (exec) exec->wait();
@@ -106,7 +108,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       }
       case StepKind::copy:
       case StepKind::reduce: {
-        if (ctx.options.charge_compute && data_bytes > 0)
+        if (ctx.options.charge_compute && computes && data_bytes > 0)
           sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
         if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
         break;
@@ -125,10 +127,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
 bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model) {
   const double hbm = model.hbm_bandwidth_bytes_per_s();
   const std::size_t elem = element_bytes(schedule.spec.type);
-  std::vector<double> streams_on_rank(static_cast<std::size_t>(schedule.spec.nranks), 0);
+  std::vector<double> streams_on_rank(static_cast<std::size_t>(schedule.endpoint_count()), 0);
   for (const auto& stream : schedule.streams) ++streams_on_rank[static_cast<std::size_t>(stream.rank)];
   for (const auto& stream : schedule.streams)
     for (const auto& step : stream.steps) {
+      if (schedule.is_switch(stream.rank)) continue;
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
       double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol);
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
@@ -168,7 +171,8 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
   const double speed = model.hbm_bandwidth_bytes_per_s();
-  for (int r = 0; r < plan.ranks(); ++r) ctx.hosts.push_back(zone->create_host("rank" + std::to_string(r), speed)->seal());
+  for (int r = 0; r < plan.endpoints(); ++r)
+    ctx.hosts.push_back(zone->create_host((r < plan.ranks() ? "rank" : "switch") + std::to_string(r), speed)->seal());
   std::vector<sg4::SplitDuplexLink*> links;
   for (std::size_t i = 0; i < plan.links().size(); ++i) {
     auto* l = zone->create_split_duplex_link("l" + std::to_string(i), plan.links()[i].bandwidth_bytes_per_s);

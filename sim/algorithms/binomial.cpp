@@ -72,7 +72,7 @@ void scatter(const Node& t, const Part& part, std::uint64_t block, StepWriter& w
 
 Schedule binomial(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
-  Schedule schedule{spec, "binomial", {}, 0};
+  Schedule schedule{spec, "binomial", {}, 0, {}};
   const bool blocked = spec.kind == CollectiveKind::gather || spec.kind == CollectiveKind::scatter;
   const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
   if (blocked) schedule.scratch_count = spec.count;

@@ -39,7 +39,7 @@ void alltoall(int n, int r, const Part& part, std::uint64_t block, StepWriter& w
 
 Schedule bruck(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
-  Schedule schedule{spec, "bruck", {}, spec.count};
+  Schedule schedule{spec, "bruck", {}, spec.count, {}};
   const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
   for (int c = 0; c < options.channels; ++c) {
     const Part part = channel_part(block, options.channels, c);

@@ -146,7 +146,7 @@ void write_exchange(const CollectiveSpec& spec, int rank, const Exchange& x,
 Schedule exchange_schedule(const CollectiveSpec& spec, const AlgorithmOptions& options, const std::string& name,
                            bool pairwise_rounds) {
   const int n = spec.nranks;
-  Schedule schedule{spec, name, {}, 0};
+  Schedule schedule{spec, name, {}, 0, {}};
   const bool power_of_two = (n & (n - 1)) == 0;
   for (int c = 0; c < options.channels; ++c) {
     const Part part = part_for(spec, options.channels, c);

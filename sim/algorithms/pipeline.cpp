@@ -86,6 +86,11 @@ void StepWriter::send(int peer, const Region& src, bool wait) {
   stream_.steps.push_back(s);
 }
 
+void StepWriter::fused_send(int peer, const Region& src) {
+  send(peer, src);
+  stream_.steps.back().fused = true;
+}
+
 void StepWriter::recv(int peer, const Region& dst, bool finalize) {
   Step s;
   s.kind = StepKind::recv;

@@ -49,6 +49,8 @@ class StepWriter {
  public:
   StepWriter(Stream& stream, Protocol protocol, int tag) : stream_(stream), protocol_(protocol), tag_(tag) {}
   void send(int peer, const Region& src, bool wait = false);
+  // A send whose latency another step of the same operation pays (Step::fused).
+  void fused_send(int peer, const Region& src);
   void recv(int peer, const Region& dst, bool finalize = false);
   // dst = op(src, incoming)
   void recv_reduce(int peer, const Region& src, const Region& dst, bool finalize = false);

@@ -112,7 +112,7 @@ void hd_all_reduce(const CollectiveSpec& spec, const Fold& f, int r, const Part&
 
 Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, const std::string& name,
                void (*write)(const CollectiveSpec&, const Fold&, int, const Part&, StepWriter&)) {
-  Schedule schedule{spec, name, {}, 0};
+  Schedule schedule{spec, name, {}, 0, {}};
   const Fold fold(spec.nranks);
   const std::uint64_t unit =
       spec.kind == CollectiveKind::all_gather ? spec.count / static_cast<std::uint64_t>(spec.nranks) : spec.count;

@@ -6,6 +6,7 @@
 #include "sim/algorithms/bruck.hpp"
 #include "sim/algorithms/direct.hpp"
 #include "sim/algorithms/recursive.hpp"
+#include "sim/algorithms/nvls.hpp"
 #include "sim/algorithms/ring.hpp"
 #include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
@@ -61,6 +62,13 @@ const std::vector<Algorithm>& algorithms() {
        tree,
        true,
        "any; nodes from the topology (GPUs sharing a node form the chain)"},
+      {"nvls",
+       "NVLink SHARP: the NVSwitch reduces each head's part for it and multicasts the result; sum, min, "
+       "max, avg",
+       {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather},
+       nvls,
+       true,
+       "one node whose NVSwitches reduce and multicast (dgx-h100, nvswitch-flat)"},
   };
   return all;
 }

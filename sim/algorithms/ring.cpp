@@ -138,7 +138,7 @@ void reduce_stream(const CollectiveSpec& spec, const RingView& chain, const std:
 
 Schedule ring(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
-  Schedule schedule{spec, "ring", {}, 0};
+  Schedule schedule{spec, "ring", {}, 0, {}};
   const std::uint64_t align = align_elements(spec);
   // NCCL's ring all_reduce/all_gather/reduce_scatter chunks are 4 FIFO steps with Simple, its
   // broadcast/reduce chunks 1 step (BROADCAST_CHUNKSTEPS; reference/nccl-model.md §1.2).

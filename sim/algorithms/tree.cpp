@@ -48,7 +48,7 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   if (n % ppn != 0)
     throw Error("tree: " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
   const int nodes = n / ppn;
-  Schedule schedule{spec, "tree", {}, 0};
+  Schedule schedule{spec, "tree", {}, 0, {}};
   const std::uint64_t chunk = chunk_elements(spec, options);
   const std::uint64_t align = align_elements(spec);
   const std::vector<int> node_parent[2] = {double_binary_tree(nodes, 0), double_binary_tree(nodes, 1)};

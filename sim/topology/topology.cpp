@@ -91,6 +91,26 @@ int Topology::gpus_per_node() const {
   return per_node.front();
 }
 
+RouteHop Topology::nvls_port(std::size_t gpu_index) const {
+  const DeviceId g = gpu(gpu_index);
+  RouteHop hop{{}, g};
+  for (auto e : boost::make_iterator_range(boost::out_edges(g, graph_))) {
+    const LinkId l = graph_[e];
+    const Device& other = devices_[links_[l].a == g ? links_[l].b : links_[l].a];
+    if (links_[l].kind == LinkKind::nvlink && other.kind == DeviceKind::nvswitch && other.in_switch_reduction)
+      hop.links.push_back(l);
+  }
+  if (hop.links.empty())
+    throw Error("topology " + name_ + ": " + devices_[g].name + " reaches no NVSwitch with in-switch reduction (NVLS)");
+  return hop;
+}
+
+bool Topology::has_nvls() const {
+  for (const auto& d : devices_)
+    if (d.kind == DeviceKind::nvswitch && d.in_switch_reduction) return true;
+  return false;
+}
+
 double Topology::effective_bandwidth(LinkId id, const Model& model) const {
   const Link& l = links_.at(id);
   switch (l.kind) {

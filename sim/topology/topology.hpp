@@ -77,6 +77,11 @@ class Topology {
   // transits switches, CPUs and NICs. Error when the GPUs are not connected.
   Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
 
+  // The NVLink lanes from a GPU to the NVSwitch chips of its node that reduce and multicast (NVLS),
+  // striped together. Error when the GPU reaches no such switch.
+  RouteHop nvls_port(std::size_t gpu_index) const;
+  bool has_nvls() const;
+
   // Bandwidth per direction of a link once protocol overhead is taken off (model efficiencies).
   double effective_bandwidth(LinkId id, const Model& model) const;
 

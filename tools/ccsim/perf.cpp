@@ -65,6 +65,7 @@ int run_perf(const PerfArgs& a) {
   point.algorithm = a.algorithm.empty() ? algo::default_algorithm(kind) : a.algorithm;
   algo::find_algorithm(point.algorithm);  // unknown names fail before any work
   point.algorithm_options.ranks_per_node = std::min(topology.gpus_per_node(), nranks);
+  point.algorithm_options.nvls = topology.has_nvls();
   point.algorithm_options.protocol = parse_protocol(a.protocol);
   point.algorithm_options.channels = a.channels.value_or(model.default_channels());
   point.algorithm_options.chunk_bytes =
@@ -83,6 +84,7 @@ int run_perf(const PerfArgs& a) {
   const bool progress = ::isatty(STDERR_FILENO) && sizes.size() * types.size() * ops.size() > 4;
   std::size_t done = 0;
   const std::size_t total = sizes.size() * types.size() * ops.size();
+  std::size_t skipped_small = 0;
   for (auto t : types)
     for (auto op : ops)
       for (Bytes s : sizes) {
@@ -93,6 +95,16 @@ int run_perf(const PerfArgs& a) {
         spec.root = a.root;
         spec.nranks = nranks;
         spec.count = s / element_bytes(t);
+        // nccl-tests gives each rank an equal block of the block collectives: the count rounds
+        // down to a multiple of the rank count, and the printed size with it.
+        const bool blocked = kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter ||
+                             kind == CollectiveKind::alltoall || kind == CollectiveKind::gather ||
+                             kind == CollectiveKind::scatter;
+        if (blocked) spec.count -= spec.count % static_cast<std::uint64_t>(nranks);
+        if (spec.count == 0) {
+          ++skipped_small;
+          continue;
+        }
         if (progress) std::cerr << "\r[" << ++done << "/" << total << "] " << format_bytes(s) << " " << to_string(t) << "   " << std::flush;
         const Point p = measure(spec, topology, model, point, engine);
         report.rows.push_back(p.row);
@@ -101,6 +113,8 @@ int run_perf(const PerfArgs& a) {
                                {"timeline", p.simulation.timeline}});
       }
   if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
+  if (skipped_small > 0)
+    std::cerr << "ccsim: note: " << skipped_small << " size(s) below one element per rank skipped\n";
 
   if (!a.timeline_file.empty()) {
     std::ofstream out(a.timeline_file);
