@@ -51,7 +51,9 @@ TEST_CASE("the data check catches one corrupted step in every algorithm's schedu
       INFO(a.name, " ", std::string(to_string(kind)));
       const int n = 6;
       const std::uint64_t count = 12 * 37;
-      Schedule s = algo::compile(a.name, spec_of(kind, n, count, 2), one_channel(256, a.node_aware ? 2 : 0));
+      auto options = one_channel(256, a.name == "tree" ? 2 : 0);  // the tree across 3 nodes
+      options.nvls = true;
+      Schedule s = algo::compile(a.name, spec_of(kind, n, count, 2), options);
       REQUIRE(kernels::check(s, false).wrong == 0);
       REQUIRE(corrupt_last_recv(s));
       bool caught = false;
@@ -93,6 +95,19 @@ TEST_CASE("per-rank volumes match each algorithm's known cost") {
     CHECK(v[0].sent_bytes == bytes);      // root: broadcast down only
     CHECK(v[7].sent_bytes == bytes);      // tail: reduce up only
     for (int r = 1; r < 7; ++r) CHECK(v[static_cast<std::size_t>(r)].sent_bytes == 2 * bytes);
+  }
+  SUBCASE("nvls all_reduce: S(N+1)/N each way per GPU, through the switch") {
+    for (int n : {2, 4, 8}) {
+      auto o = one_channel();
+      o.nvls = true;
+      const Schedule s = algo::compile("nvls", spec_of(CollectiveKind::all_reduce, n, 960), o);
+      const auto v = rank_volumes(s);
+      REQUIRE(v.size() == static_cast<std::size_t>(n + 1));  // the ranks, then the switch
+      for (int r = 0; r < n; ++r) {
+        CHECK(v[static_cast<std::size_t>(r)].sent_bytes == bytes * (n + 1) / n);
+        CHECK(v[static_cast<std::size_t>(r)].received_bytes == bytes * (n + 1) / n);
+      }
+    }
   }
   SUBCASE("Bruck all_gather: ceil(log2 N) sends per rank") {
     for (int n : {2, 3, 5, 8, 12})
@@ -145,4 +160,14 @@ TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
                        doctest::Contains("do not split into nodes"), Error);
   CHECK_THROWS_WITH_AS(algo::compile("direct", spec_of(CollectiveKind::alltoall, 4, 10), one_channel()),
                        doctest::Contains("divisible by the rank count"), Error);
+  CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_reduce, 4, 16), one_channel()),
+                       doctest::Contains("nvls needs NVSwitches that reduce and multicast"), Error);
+  auto with_nvls = one_channel();
+  with_nvls.nvls = true;
+  auto prod = spec_of(CollectiveKind::all_reduce, 4, 16);
+  prod.op = ReduceOp::prod;
+  CHECK_THROWS_WITH_AS(algo::compile("nvls", prod, with_nvls), doctest::Contains("not prod"), Error);
+  with_nvls.ranks_per_node = 2;
+  CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_reduce, 4, 16), with_nvls),
+                       doctest::Contains("inside one node"), Error);
 }
