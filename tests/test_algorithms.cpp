@@ -171,3 +171,31 @@ TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
   CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_reduce, 4, 16), with_nvls),
                        doctest::Contains("inside one node"), Error);
 }
+
+TEST_CASE("hierarchical composes any per-level algorithms and proves them on data") {
+  for (const auto& levels : std::vector<std::vector<std::string>>{
+           {"ring", "ring"}, {"direct", "halving_doubling"}, {"recursive_doubling", "recursive_doubling"},
+           {"ring", "tree"}, {"direct", "direct"}}) {
+    if (levels[0] == "recursive_doubling") continue;  // no reduce_scatter: refused below
+    for (int ppn : {1, 2, 4}) {
+      for (auto op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::lor}) {
+        auto spec = spec_of(CollectiveKind::all_reduce, 12, 1001);
+        spec.op = op;
+        auto o = one_channel(256, ppn);
+        o.channels = 2;
+        o.levels = levels;
+        INFO(levels[0], "/", levels[1], " ppn=", ppn, " op=", std::string(to_string(op)));
+        if (levels[1] == "tree") {
+          CHECK_THROWS_WITH_AS(algo::compile("hierarchical", spec, o), doctest::Contains("cannot be nested"), Error);
+          continue;
+        }
+        const Schedule s = algo::compile("hierarchical", spec, o);
+        for (bool in_place : {false, true}) CHECK(kernels::check(s, in_place).wrong == 0);
+      }
+    }
+  }
+  auto o = one_channel(256, 4);
+  o.levels = {"recursive_doubling", "ring"};
+  CHECK_THROWS_WITH_AS(algo::compile("hierarchical", spec_of(CollectiveKind::all_reduce, 8, 64), o),
+                       doctest::Contains("recursive_doubling does not implement reduce_scatter"), Error);
+}

@@ -6,6 +6,7 @@
 #include "sim/algorithms/bruck.hpp"
 #include "sim/algorithms/direct.hpp"
 #include "sim/algorithms/recursive.hpp"
+#include "sim/algorithms/hierarchical.hpp"
 #include "sim/algorithms/nvls.hpp"
 #include "sim/algorithms/ring.hpp"
 #include "sim/algorithms/tree.hpp"
@@ -69,6 +70,13 @@ const std::vector<Algorithm>& algorithms() {
        nvls,
        true,
        "one node whose NVSwitches reduce and multicast (dgx-h100, nvswitch-flat)"},
+      {"hierarchical",
+       "reduce-scatter inside each node, all_reduce across nodes, all-gather inside each node; each level "
+       "any algorithm with one stream per channel (--levels intra,inter; default ring,ring)",
+       {CollectiveKind::all_reduce},
+       hierarchical,
+       true,
+       "any; nodes from the topology"},
   };
   return all;
 }

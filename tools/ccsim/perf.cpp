@@ -34,6 +34,7 @@ struct PerfArgs {
   std::string check_limit = "1G";
   std::string format = "table";
   std::string timeline_file;
+  std::vector<std::string> levels;
 };
 
 int run_perf(const PerfArgs& a) {
@@ -66,6 +67,7 @@ int run_perf(const PerfArgs& a) {
   algo::find_algorithm(point.algorithm);  // unknown names fail before any work
   point.algorithm_options.ranks_per_node = std::min(topology.gpus_per_node(), nranks);
   point.algorithm_options.nvls = topology.has_nvls();
+  point.algorithm_options.levels = a.levels;
   point.algorithm_options.protocol = parse_protocol(a.protocol);
   point.algorithm_options.channels = a.channels.value_or(model.default_channels());
   point.algorithm_options.chunk_bytes =
@@ -162,6 +164,8 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--format", args->format, "Output: table (nccl-tests), json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
+  cmd->add_option("--levels", args->levels, "hierarchical: algorithms inside a node, then across nodes (e.g. ring,ring)")
+      ->delimiter(',');
   cmd->add_option("--timeline", args->timeline_file,
                   "Write every point's timeline (each step's start, end, wire bytes; each link's bytes) as JSON");
   return [args] { return run_perf(*args); };

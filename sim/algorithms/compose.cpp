@@ -1,0 +1,67 @@
+#include "sim/algorithms/compose.hpp"
+
+#include <map>
+#include <set>
+
+#include "sim/algorithms/pipeline.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim::algo {
+
+namespace {
+constexpr int kPhaseTagStride = 1 << 20;  // tags of different phases never meet
+}
+
+Composer::Composer(const CollectiveSpec& spec, const AlgorithmOptions& options, std::string name)
+    : options_(options) {
+  schedule_.spec = spec;
+  schedule_.algorithm = std::move(name);
+  for (int c = 0; c < options.channels; ++c)
+    for (int r = 0; r < spec.nranks; ++r) schedule_.streams.push_back({r, c, {}});
+}
+
+Stream& Composer::stream(int rank, int channel) {
+  return schedule_.streams[static_cast<std::size_t>(channel * schedule_.spec.nranks + rank)];
+}
+
+StepWriter Composer::writer(int rank, int channel) { return StepWriter(stream(rank, channel), options_.protocol, 0); }
+
+void Composer::add(const Phase& phase) {
+  AlgorithmOptions sub_options = options_;
+  sub_options.ranks_per_node = 0;  // each phase runs inside one level
+  sub_options.channels = 1;
+  sub_options.rings.clear();
+  const Schedule sub = compile(phase.algorithm, phase.spec, sub_options);
+  if (!sub.switches.empty())
+    throw Error(schedule_.algorithm + ": " + phase.algorithm + " uses in-network switches and cannot be nested");
+  std::set<std::pair<int, int>> seen;
+  for (const auto& s : sub.streams)
+    if (!seen.insert({s.rank, s.channel}).second)
+      throw Error(schedule_.algorithm + ": " + phase.algorithm +
+                  " runs several streams per channel and cannot be nested (program order would not sequence it)");
+  schedule_.scratch_count = std::max(schedule_.scratch_count, sub.scratch_count);
+  const int tag_offset = ++phases_ * kPhaseTagStride;
+  for (const auto& s : sub.streams) {
+    const int global = phase.ranks[static_cast<std::size_t>(s.rank)];
+    Stream& target = stream(global, phase.channel);
+    for (Step step : s.steps) {
+      auto map = [&](Region& r) {
+        const Region base = phase.base(s.rank, r.buffer);
+        r = {base.buffer, base.offset + r.offset, r.count};
+      };
+      const bool uses_src = step.kind != StepKind::recv || step.reduce;
+      if (uses_src) map(step.src);
+      if (step.kind != StepKind::send) map(step.dst);
+      if (step.kind == StepKind::send || step.kind == StepKind::recv) {
+        step.peer = phase.ranks[static_cast<std::size_t>(step.peer)];
+        step.tag += tag_offset;
+      }
+      if (!phase.keep_finalize) step.finalize = false;
+      target.steps.push_back(step);
+    }
+  }
+}
+
+Schedule Composer::take() { return std::move(schedule_); }
+
+}  // namespace ccsim::algo

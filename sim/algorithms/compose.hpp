@@ -1,0 +1,41 @@
+#pragma once
+// Composition: a schedule built from schedules of sub-communicators, run one after another. Each
+// phase's sub-schedule is compiled by any registered algorithm with one channel, its ranks mapped
+// to global ranks, its buffers to regions of the global buffers, and its steps appended to the
+// global streams of the phase's channel, so program order sequences the phases. Callers give each
+// channel its own slice of the data, so no phase of one channel touches another channel's data.
+#include <functional>
+
+#include "sim/algorithms/pipeline.hpp"
+#include "sim/algorithms/registry.hpp"
+
+namespace ccsim::algo {
+
+struct Phase {
+  std::string algorithm;
+  CollectiveSpec spec;             // of the sub-communicator
+  std::vector<int> ranks;          // sub rank i is global rank ranks[i]
+  int channel = 0;                 // the global channel whose streams run it
+  // Where a sub rank's buffer element lies in the global rank's memory.
+  std::function<Region(int sub_rank, BufferId buffer)> base;
+  bool keep_finalize = true;       // false: the sub-op's last touches are left to the caller
+};
+
+class Composer {
+ public:
+  Composer(const CollectiveSpec& spec, const AlgorithmOptions& options, std::string name);
+  // Compiles and appends a phase. Error when the sub-algorithm refuses, or runs several streams per
+  // channel or in-network switches (those cannot be sequenced by program order alone).
+  void add(const Phase& phase);
+  // A local step on a global rank's stream of channel c.
+  StepWriter writer(int rank, int channel);
+  Schedule take();
+
+ private:
+  Stream& stream(int rank, int channel);
+  Schedule schedule_;
+  AlgorithmOptions options_;
+  int phases_ = 0;
+};
+
+}  // namespace ccsim::algo
