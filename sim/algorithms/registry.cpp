@@ -57,9 +57,9 @@ const std::vector<Algorithm>& algorithms() {
        {CollectiveKind::all_gather, CollectiveKind::alltoall},
        bruck},
       {"tree",
-       "NCCL's tree: a chain inside each node and a double binary tree across nodes; reduce up and "
-       "broadcast down run concurrently, chunk by chunk",
-       {CollectiveKind::all_reduce},
+       "NCCL's tree: a chain inside each node and a double binary tree across nodes; all_reduce reduces up "
+       "and broadcasts down concurrently, chunk by chunk; broadcast and reduce use one tree from the root",
+       {CollectiveKind::all_reduce, CollectiveKind::broadcast, CollectiveKind::reduce},
        tree,
        true,
        "any; nodes from the topology (GPUs sharing a node form the chain)"},

@@ -42,9 +42,40 @@ std::vector<int> double_binary_tree(int n, int which) {
   return t1;
 }
 
+namespace {
+
+// A rank's neighbours in the chain-plus-tree: its parent (-1 at the root) and its children (the next
+// GPU of its node's chain first, then, for a node's head, the heads of its child nodes).
+struct Links {
+  int parent = -1;
+  std::vector<int> children;
+};
+
+// Ranks are relabelled so that `root` is the head of node 0 (its node first, itself first in its
+// node's chain); all_reduce uses root 0 and lets the tree choose its root node.
+Links links_of(int r, int ppn, int nodes, const std::vector<int>& node_parent, int root) {
+  const int root_node = root / ppn, root_local = root % ppn;
+  auto rel_node = [&](int rank) { return (rank / ppn - root_node + nodes) % nodes; };
+  auto rel_local = [&](int rank) { return (rank % ppn - root_local + ppn) % ppn; };
+  auto rank_of = [&](int node_rel, int local_rel) {
+    return ((node_rel + root_node) % nodes) * ppn + (local_rel + root_local) % ppn;
+  };
+  const int node = rel_node(r), local = rel_local(r);
+  Links links;
+  if (local > 0) links.parent = rank_of(node, local - 1);
+  else if (node_parent[static_cast<std::size_t>(node)] >= 0) links.parent = rank_of(node_parent[static_cast<std::size_t>(node)], 0);
+  if (local + 1 < ppn) links.children.push_back(rank_of(node, local + 1));
+  if (local == 0)
+    for (int m = 0; m < nodes; ++m)
+      if (node_parent[static_cast<std::size_t>(m)] == node) links.children.push_back(rank_of(m, 0));
+  return links;
+}
+
+}  // namespace
+
 Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
-  const int ppn = options.ranks_per_node > 0 ? options.ranks_per_node : n;
+  const int ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
   if (n % ppn != 0)
     throw Error("tree: " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
   const int nodes = n / ppn;
@@ -52,38 +83,36 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const std::uint64_t chunk = chunk_elements(spec, options);
   const std::uint64_t align = align_elements(spec);
   const std::vector<int> node_parent[2] = {double_binary_tree(nodes, 0), double_binary_tree(nodes, 1)};
+  const bool all_reduce = spec.kind == CollectiveKind::all_reduce;
 
   for (int c = 0; c < options.channels; ++c) {
-    const std::vector<int>& up = node_parent[c % 2];
+    // all_reduce alternates the two trees over channels; broadcast and reduce use tree 0 from the root.
+    const std::vector<int>& up = node_parent[all_reduce ? c % 2 : 0];
     const auto loops = chunk_loops(spec.count, 1, options.channels, c, chunk, align);
     for (int r = 0; r < n; ++r) {
-      const int node = r / ppn, local = r % ppn;
-      int parent = local > 0 ? r - 1 : (up[static_cast<std::size_t>(node)] >= 0 ? up[static_cast<std::size_t>(node)] * ppn : -1);
-      std::vector<int> children;
-      if (local + 1 < ppn) children.push_back(r + 1);
-      if (local == 0)
-        for (int m = 0; m < nodes; ++m)
-          if (up[static_cast<std::size_t>(m)] == node) children.push_back(m * ppn);
-      const bool root = parent < 0;
+      const Links links = links_of(r, ppn, nodes, up, all_reduce ? 0 : spec.root);
+      const bool root = links.parent < 0;
       const int up_tag = 2 * c, down_tag = 2 * c + 1;
-
       Stream reduce_stream{r, c, {}}, broadcast_stream{r, c, {}};
       StepWriter u(reduce_stream, options.protocol, up_tag);
-      StepWriter d(root ? reduce_stream : broadcast_stream, options.protocol, down_tag);
+      StepWriter d(root || !all_reduce ? reduce_stream : broadcast_stream, options.protocol, down_tag);
       for (const auto& loop : loops) {
         const Region in = piece(BufferId::input, loop, 0, spec.count);
         const Region out = piece(BufferId::output, loop, 0, spec.count);
-        if (children.empty() && root) u.copy(in, out, true);
-        for (std::size_t i = 0; i < children.size(); ++i)
-          u.recv_reduce(children[i], i == 0 ? in : out, out, root && i + 1 == children.size());
-        if (!root) {
-          u.send(parent, children.empty() ? in : out);
-          d.recv(parent, out);
+        if (spec.kind != CollectiveKind::broadcast) {  // reduce up the tree
+          if (links.children.empty() && root) u.copy(in, out, true);
+          for (std::size_t i = 0; i < links.children.size(); ++i)
+            u.recv_reduce(links.children[i], i == 0 ? in : out, out, root && i + 1 == links.children.size());
+          if (!root) u.send(links.parent, links.children.empty() ? in : out);
         }
-        for (int child : children) d.send(child, out);
+        if (spec.kind != CollectiveKind::reduce) {  // broadcast down it
+          if (!root) d.recv(links.parent, out);
+          else if (spec.kind == CollectiveKind::broadcast) d.copy(in, out);
+          for (int child : links.children) d.send(child, out);
+        }
       }
       schedule.streams.push_back(std::move(reduce_stream));
-      if (!root) schedule.streams.push_back(std::move(broadcast_stream));
+      if (!broadcast_stream.steps.empty()) schedule.streams.push_back(std::move(broadcast_stream));
     }
   }
   return schedule;

@@ -3,7 +3,7 @@
 // node, and a double binary tree across nodes, so that every node is a leaf in one of the two
 // trees; even channels use tree 0, odd channels tree 1. all_reduce reduces up the tree and
 // broadcasts down it, the two halves running concurrently on separate streams as NCCL's split
-// thread groups do.
+// thread groups do. broadcast and reduce run over tree 0, relabelled so the root heads it.
 #include "sim/algorithms/registry.hpp"
 
 namespace ccsim::algo {
