@@ -52,7 +52,7 @@ struct Links {
 };
 
 // Ranks are relabelled so that `root` is the head of node 0 (its node first, itself first in its
-// node's chain); all_reduce uses root 0 and lets the tree choose its root node.
+// node's chain, every other node's chain starting at the same local index).
 Links links_of(int r, int ppn, int nodes, const std::vector<int>& node_parent, int root) {
   const int root_node = root / ppn, root_local = root % ppn;
   auto rel_node = [&](int rank) { return (rank / ppn - root_node + nodes) % nodes; };
@@ -90,7 +90,9 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
     const std::vector<int>& up = node_parent[all_reduce ? c % 2 : 0];
     const auto loops = chunk_loops(spec.count, 1, options.channels, c, chunk, align);
     for (int r = 0; r < n; ++r) {
-      const Links links = links_of(r, ppn, nodes, up, all_reduce ? 0 : spec.root);
+      // all_reduce heads each node's chain with GPU c mod ppn, so channels spread over the NICs
+      // (NCCL gives every tree channel its own NIC).
+      const Links links = links_of(r, ppn, nodes, up, all_reduce ? c % ppn : spec.root);
       const bool root = links.parent < 0;
       const int up_tag = 2 * c, down_tag = 2 * c + 1;
       Stream reduce_stream{r, c, {}}, broadcast_stream{r, c, {}};

@@ -10,12 +10,16 @@ namespace ccsim::topo {
 
 struct PresetOptions {
   std::optional<int> gpus;  // for presets whose size is a parameter
+  int nodes = 1;            // > 1: that many copies joined by a rail-optimised fat tree
+  int spines = 8;           // fat tree: spine switches
+  double oversubscription = 1.0;  // fat tree: leaf down-link capacity over up-link capacity
 };
 
 struct PresetInfo {
   std::string name;
   std::string description;
-  bool sized = false;  // takes PresetOptions::gpus
+  bool sized = false;      // takes PresetOptions::gpus
+  bool networked = false;  // has NICs: can span nodes
 };
 
 const std::vector<PresetInfo>& presets();

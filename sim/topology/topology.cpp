@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -169,8 +170,13 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
     const DeviceId v = queue.front();
     queue.pop_front();
     if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
-    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
-      const LinkId l = graph_[e];
+    // Equal-cost paths (a leaf's spines) are spread over GPU pairs like ECMP hashing: each pair
+    // starts its scan of a switch's links at its own offset. Deterministic.
+    const auto edges = boost::out_edges(v, graph_);
+    const std::size_t degree = static_cast<std::size_t>(std::distance(edges.first, edges.second));
+    const std::size_t start = degree == 0 ? 0 : (src_gpu * 2654435761u + dst_gpu * 40503u) % degree;
+    for (std::size_t k = 0; k < degree; ++k) {
+      const LinkId l = graph_[*std::next(edges.first, static_cast<std::ptrdiff_t>((start + k) % degree))];
       const DeviceId w = other_end(l, v);
       if (seen[w]) continue;
       seen[w] = true;

@@ -1,5 +1,6 @@
 // ccsim bench: how fast the engine simulates a large ring all_reduce. Prints wall time and peak
 // memory of the simulating process for each GPU count.
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -55,6 +56,16 @@ int run_bench(const BenchArgs& a) {
                 p.row.out_of_place.time_us, p.row.out_of_place.busbw_gbps, p.compile_s,
                 p.compile_s + p.simulation.wall_s, static_cast<double>(p.simulation.peak_rss_bytes) / 1048576.0);
     std::fflush(stdout);
+  }
+  // Topology construction at cluster scale: replicated nodes joined by the fat tree.
+  for (int nodes : {128, 1024}) {
+    topo::PresetOptions o;
+    o.nodes = nodes;
+    const auto t0 = std::chrono::steady_clock::now();
+    const topo::Topology t = topo::make_preset("dgx-h100", o);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("# topology dgx-h100 x%d: %zu GPUs, %zu devices, %zu links built in %.3f s\n", nodes, t.gpu_count(),
+                t.devices().size(), t.links().size(), s);
   }
   return 0;
 }

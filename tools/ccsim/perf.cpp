@@ -11,6 +11,7 @@
 #include "ccsim/sizes.hpp"
 #include "sim/error.hpp"
 #include "sim/topology/presets.hpp"
+#include "sim/topology/rings.hpp"
 
 namespace ccsim::cli {
 
@@ -25,6 +26,7 @@ struct PerfArgs {
   int check = 1;
   std::string topology = "dgx-h100";
   std::optional<int> gpus;
+  int nodes = 1;
   std::optional<int> ranks;
   std::string model_file;
   std::string algorithm;
@@ -55,6 +57,7 @@ int run_perf(const PerfArgs& a) {
 
   topo::PresetOptions preset_options;
   preset_options.gpus = a.gpus;
+  preset_options.nodes = a.nodes;
   const topo::Topology topology = topo::make_preset(a.topology, preset_options);
   const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
   const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
@@ -72,6 +75,8 @@ int run_perf(const PerfArgs& a) {
   point.algorithm_options.channels = a.channels.value_or(model.default_channels());
   point.algorithm_options.chunk_bytes =
       a.chunk_bytes.empty() ? model.chunk_bytes(point.algorithm_options.protocol) : parse_bytes(a.chunk_bytes);
+  if (point.algorithm_options.channels < 1) throw Error("channel count must be at least 1, got " + std::to_string(point.algorithm_options.channels));
+  point.algorithm_options.rings = topo::rings(topology, nranks, point.algorithm_options.channels);
   point.check = a.check != 0;
   point.check_limit_bytes = parse_bytes(a.check_limit);
 
@@ -154,6 +159,8 @@ Runner add_perf(CLI::App& app) {
                   "Host memory the data check may use; larger points print N/A")->capture_default_str();
   cmd->add_option("--topo", args->topology, "Topology preset (see `ccsim topo list`)")->capture_default_str();
   cmd->add_option("--gpus", args->gpus, "GPU count of a sized preset such as nvswitch-flat");
+  cmd->add_option("--nodes", args->nodes, "Nodes of a networked preset, joined by a rail-optimised fat tree")
+      ->capture_default_str();
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--algo", args->algorithm,

@@ -1,0 +1,88 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "sim/error.hpp"
+#include "sim/topology/presets.hpp"
+#include "sim/topology/rings.hpp"
+
+using namespace ccsim;
+using namespace ccsim::topo;
+
+namespace {
+std::vector<std::string> route_names(const Topology& t, std::size_t a, std::size_t b) {
+  std::vector<std::string> out;
+  for (const auto& hop : t.route(a, b).hops) {
+    std::string names;
+    for (auto l : hop.links) {
+      const Link& link = t.link(l);
+      const DeviceId to = link.a == hop.from ? link.b : link.a;
+      names += (names.empty() ? "" : "|") + t.device(to).name;
+    }
+    out.push_back(names);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("dgx-h100: NVLink through all four NVSwitch planes, 18 lanes, NVLS-capable") {
+  const Topology t = make_preset("dgx-h100");
+  CHECK(t.gpu_count() == 8);
+  CHECK(t.has_nvls());
+  const Route r = t.route(0, 5);
+  REQUIRE(r.hops.size() == 2);
+  CHECK(r.hops[0].links.size() == 4);
+  int lanes = 0;
+  for (auto l : r.hops[0].links) lanes += t.link(l).lanes;
+  CHECK(lanes == 18);
+  CHECK(r.latency_class == LatencyClass::nvlink);
+}
+
+TEST_CASE("multi-node dgx-h100: same-rail traffic stays on its leaf, cross-rail goes through a spine") {
+  PresetOptions o;
+  o.nodes = 4;
+  const Topology t = make_preset("dgx-h100", o);
+  CHECK(t.gpu_count() == 32);
+  CHECK(t.gpus_per_node() == 8);
+  // GPU 3 of node 0 to GPU 3 of node 2: its PCIe switch, its NIC, the rail-3 leaf, and back down.
+  CHECK(route_names(t, 3, 19) == std::vector<std::string>{"n0.pcie3", "n0.nic3", "leaf3", "n2.nic3", "n2.pcie3", "n2.gpu3"});
+  CHECK(t.route(3, 19).latency_class == LatencyClass::net);
+  const auto cross = route_names(t, 3, 20);  // to GPU 4 of node 2: rail 3 to rail 4
+  REQUIRE(cross.size() == 8);
+  CHECK(cross[3].rfind("spine", 0) == 0);
+  // ECMP-like spreading: different pairs cross different spines.
+  std::set<std::string> spines;
+  for (std::size_t b = 8; b < 32; ++b)
+    if (b % 8 != 3) spines.insert(route_names(t, 3, b)[3]);
+  CHECK(spines.size() > 1);
+}
+
+TEST_CASE("rings across nodes change node only between GPUs of the same rail") {
+  PresetOptions o;
+  o.nodes = 4;
+  const Topology t = make_preset("dgx-h100", o);
+  const auto rs = rings(t, 32, 16);
+  REQUIRE(rs.size() == 16);
+  std::set<int> entry_rails;
+  for (const auto& ring : rs) {
+    std::vector<int> sorted = ring;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < 32; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const int a = ring[i], b = ring[(i + 1) % ring.size()];
+      if (a / 8 != b / 8) CHECK(a % 8 == b % 8);
+    }
+    entry_rails.insert(ring.front() % 8);
+  }
+  CHECK(entry_rails.size() == 8);  // channels spread over all NICs
+}
+
+TEST_CASE("preset errors are clear") {
+  PresetOptions o;
+  o.nodes = 2;
+  CHECK_THROWS_WITH_AS(make_preset("nvswitch-flat", o), doctest::Contains("has no NICs"), Error);
+  o.nodes = 0;
+  CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("--nodes must be at least 1"), Error);
+  CHECK_THROWS_WITH_AS(make_preset("dgx-h900"), doctest::Contains("unknown topology preset"), Error);
+}
