@@ -36,11 +36,20 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     if (schedule.is_switch(src) && schedule.is_switch(dst))
       throw Error("schedule " + schedule.algorithm + ": a switch endpoint cannot send to another switch");
     const int gpu = schedule.is_switch(src) ? dst : src;
+    const SwitchEndpoint& sw = schedule.switches[static_cast<std::size_t>((schedule.is_switch(src) ? src : dst) - schedule.spec.nranks)];
     topo::Route r;
-    r.hops.push_back(topology.nvls_port(static_cast<std::size_t>(gpu)));
-    if (schedule.is_switch(src)) {  // the same lanes, leaving the switch side
-      const topo::Link& l = topology.link(r.hops.front().links.front());
-      r.hops.front().from = l.a == topology.gpu(static_cast<std::size_t>(gpu)) ? l.b : l.a;
+    if (sw.kind == SwitchEndpoint::Kind::nvls) r.hops.push_back(topology.nvls_port(static_cast<std::size_t>(gpu)));
+    else r = topology.route_to_sharp(static_cast<std::size_t>(gpu), sw.index);
+    if (schedule.is_switch(src)) {  // the same links, walked back from the switch
+      std::vector<topo::RouteHop> back;
+      topo::DeviceId at = topology.gpu(static_cast<std::size_t>(gpu));
+      for (const auto& hop : r.hops) {  // find each hop's far end, walking from the GPU
+        const topo::Link& l = topology.link(hop.links.front());
+        const topo::DeviceId far = hop.links.size() > 1 ? (l.a == at ? l.b : l.a) : (l.a == hop.from ? l.b : l.a);
+        back.insert(back.begin(), topo::RouteHop{hop.links, far});
+        at = far;
+      }
+      r.hops = back;
     }
     return r;
   };

@@ -36,6 +36,8 @@ struct Step {
   bool reduce = false;    // recv only: combine the incoming data with `src` using the collective's op
   bool finalize = false;  // the result is final: apply the op's last touch (avg divides by nranks)
   bool wait = false;      // send only: the stream waits until the data has arrived (MPI_Send-like)
+  bool overlap = false;   // recv only: posted together with the next recv, so their transfers run
+                          // at once (a switch reading every GPU); combined in program order
   bool fused = false;     // send only: one leg of a multi-party operation (an NVLS reduction reads
                           // every GPU at once) whose latency another step of it pays
   std::int32_t peer = -1;  // send / recv
@@ -61,8 +63,11 @@ struct Stream {
 // forward like a rank's, with scratch memory only. Engines place it on the matching switch of the
 // topology and charge its arithmetic nothing (it runs at line rate in the switch).
 struct SwitchEndpoint {
-  enum class Kind : std::uint8_t { nvls } kind = Kind::nvls;
-  int node = 0;  // which node's NVSwitch fabric
+  enum class Kind : std::uint8_t {
+    nvls,   // a node's NVSwitch fabric (NVLink SHARP)
+    sharp,  // the network switch of a rail (InfiniBand SHARP, NCCL's CollNet)
+  } kind = Kind::nvls;
+  int index = 0;  // nvls: the node; sharp: the rail (NIC index)
 };
 
 struct Schedule {

@@ -94,16 +94,26 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         break;
       }
       case StepKind::recv: {
-        int* payload = nullptr;
-        sg4::CommPtr comm = ctx.mailbox(step.peer, stream.rank, step.tag)->get_async<int>(&payload);
+        // A group of overlapping receives is posted at once and completed together.
+        std::vector<sg4::CommPtr> comms;
+        double reduce_bytes = 0;
+        std::uint32_t last = i;
+        for (;; ++last) {
+          const Step& r = stream.steps[last];
+          int* payload = nullptr;
+          comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag)->get_async<int>(&payload));
+          if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
+          if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
+        }
         // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
         // result) while the data arrives: the two overlap and the slower one decides.
         sg4::ExecPtr exec;
-        if (step.reduce && ctx.run_reduce_kernels && computes && data_bytes > 0)
-          exec = sg4::this_actor::exec_async(3.0 * static_cast<double>(data_bytes));
-        comm->wait();
+        if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
+        for (auto& comm : comms) comm->wait();
         if (exec) exec->wait();
-        if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
+        if (record)
+          for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
+        i = last;
         break;
       }
       case StepKind::copy:
@@ -132,6 +142,7 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
   for (const auto& stream : schedule.streams)
     for (const auto& step : stream.steps) {
       if (schedule.is_switch(stream.rank)) continue;
+      if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
       double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol);
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {

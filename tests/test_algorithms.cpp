@@ -51,8 +51,10 @@ TEST_CASE("the data check catches one corrupted step in every algorithm's schedu
       INFO(a.name, " ", std::string(to_string(kind)));
       const int n = 6;
       const std::uint64_t count = 12 * 37;
-      auto options = one_channel(256, a.name == "tree" ? 2 : 0);  // the tree across 3 nodes
+      const bool multi_node = a.name == "tree" || a.name == "hierarchical" || a.name.rfind("collnet", 0) == 0;
+      auto options = one_channel(256, multi_node ? 2 : 0);  // 3 nodes of 2 GPUs
       options.nvls = true;
+      options.sharp = true;
       Schedule s = algo::compile(a.name, spec_of(kind, n, count, 2), options);
       REQUIRE(kernels::check(s, false).wrong == 0);
       REQUIRE(corrupt_last_recv(s));
@@ -167,6 +169,8 @@ TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
   auto prod = spec_of(CollectiveKind::all_reduce, 4, 16);
   prod.op = ReduceOp::prod;
   CHECK_THROWS_WITH_AS(algo::compile("nvls", prod, with_nvls), doctest::Contains("not prod"), Error);
+  CHECK_THROWS_WITH_AS(algo::compile("collnet_direct", spec_of(CollectiveKind::all_reduce, 4, 16), one_channel(1 << 20, 2)),
+                       doctest::Contains("needs network switches that reduce"), Error);
   with_nvls.ranks_per_node = 2;
   CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_reduce, 4, 16), with_nvls),
                        doctest::Contains("inside one node"), Error);

@@ -139,7 +139,9 @@ void write_exchange(const CollectiveSpec& spec, int rank, const Exchange& x,
     }
   } else {
     for (const auto& round : rounds) do_send(round.first);
+    w.begin_overlap();  // NCCL posts every peer's receive at once
     for (const auto& round : rounds) do_recv(round.second);
+    w.end_overlap();
   }
 }
 

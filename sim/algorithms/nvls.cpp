@@ -79,12 +79,14 @@ Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
         } else {
           w.send(sw, Region{BufferId::input, own.offset, own.count});
         }
+        in.begin_overlap();
         for (int k = 1; k <= n; ++k) {
           const int h = ((r - k) % n + n) % n;
           // The multicast store reaches its own head too: real traffic, same values.
           in.set_tag(tag(h) + n * options.channels);
           in.recv(sw, region(BufferId::output, loop, h));
         }
+        in.end_overlap();
       }
       schedule.streams.push_back(std::move(feed));
       if (!take.steps.empty()) schedule.streams.push_back(std::move(take));
@@ -96,11 +98,13 @@ Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
       for (const auto& loop : loops) {
         const Region acc = region(BufferId::scratch, loop, h);
         if (spec.kind != CollectiveKind::all_gather) {
+          w.begin_overlap();  // the switch reads every GPU at once
           for (int k = 1; k <= n; ++k) {
             const int g = (h + k) % n;
             if (k == 1) w.recv(g, acc);
             else w.recv_reduce(g, acc, acc);
           }
+          w.end_overlap();
           w.send(h, acc);
           if (spec.kind == CollectiveKind::reduce_scatter) continue;
         }

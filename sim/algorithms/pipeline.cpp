@@ -86,6 +86,14 @@ void StepWriter::send(int peer, const Region& src, bool wait) {
   stream_.steps.push_back(s);
 }
 
+void StepWriter::end_overlap() {
+  std::vector<Step*> recvs;
+  for (std::size_t i = overlap_from_; i < stream_.steps.size(); ++i)
+    if (stream_.steps[i].kind == StepKind::recv) recvs.push_back(&stream_.steps[i]);
+  for (std::size_t i = 0; i + 1 < recvs.size(); ++i) recvs[i]->overlap = true;
+  overlap_from_ = SIZE_MAX;
+}
+
 void StepWriter::fused_send(int peer, const Region& src) {
   send(peer, src);
   stream_.steps.back().fused = true;

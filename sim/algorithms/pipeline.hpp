@@ -56,6 +56,9 @@ class StepWriter {
   void recv_reduce(int peer, const Region& src, const Region& dst, bool finalize = false);
   void copy(const Region& src, const Region& dst, bool finalize = false);
   void set_tag(int tag) { tag_ = tag; }
+  // Receives written between begin_overlap() and end_overlap() have their transfers run together.
+  void begin_overlap() { overlap_from_ = stream_.steps.size(); }
+  void end_overlap();
   // The same for lists of regions (block spans), region by region, in order.
   void send(int peer, const std::vector<Region>& src, bool wait = false);
   void recv(int peer, const std::vector<Region>& dst);
@@ -65,6 +68,7 @@ class StepWriter {
   Stream& stream_;
   Protocol protocol_;
   int tag_;
+  std::size_t overlap_from_ = SIZE_MAX;
 };
 
 }  // namespace ccsim::algo

@@ -4,6 +4,7 @@
 
 #include "sim/algorithms/binomial.hpp"
 #include "sim/algorithms/bruck.hpp"
+#include "sim/algorithms/collnet.hpp"
 #include "sim/algorithms/direct.hpp"
 #include "sim/algorithms/recursive.hpp"
 #include "sim/algorithms/hierarchical.hpp"
@@ -77,6 +78,20 @@ const std::vector<Algorithm>& algorithms() {
        hierarchical,
        true,
        "any; nodes from the topology"},
+      {"collnet_direct",
+       "CollNet direct (SHARP): GPUs scatter parts to the node's heads over NVLink, each head reduces and "
+       "exchanges through its own NIC with its rail's switch, then broadcasts back",
+       {CollectiveKind::all_reduce},
+       collnet_direct,
+       true,
+       "nodes of at most 8 GPUs, one NIC per GPU, SHARP-capable network switches (--sharp)"},
+      {"collnet_chain",
+       "CollNet chain (SHARP): a chain inside each node reduces to the channel's head, which exchanges with "
+       "the network switch; the result runs back down the chain",
+       {CollectiveKind::all_reduce},
+       collnet_chain,
+       true,
+       "nodes of at most 8 GPUs with NICs, SHARP-capable network switches (--sharp)"},
   };
   return all;
 }

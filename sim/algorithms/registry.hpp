@@ -17,6 +17,7 @@ struct AlgorithmOptions {
   Bytes chunk_bytes = 0;  // data per pipelined step of one channel
   int ranks_per_node = 0;  // consecutive ranks that share a node (tree, hierarchical); 0: one node
   bool nvls = false;       // the GPUs' NVSwitches reduce and multicast (NVLS)
+  bool sharp = false;      // the network switches reduce (InfiniBand SHARP: CollNet)
   std::vector<std::string> levels;  // hierarchical: algorithm inside a node, then across nodes
   // Ring order per channel (rank at each ring position); empty means 0, 1, ..., N-1 everywhere.
   std::vector<std::vector<int>> rings;

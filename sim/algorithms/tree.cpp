@@ -103,8 +103,10 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
         const Region out = piece(BufferId::output, loop, 0, spec.count);
         if (spec.kind != CollectiveKind::broadcast) {  // reduce up the tree
           if (links.children.empty() && root) u.copy(in, out, true);
+          u.begin_overlap();  // children's partials arrive together
           for (std::size_t i = 0; i < links.children.size(); ++i)
             u.recv_reduce(links.children[i], i == 0 ? in : out, out, root && i + 1 == links.children.size());
+          u.end_overlap();
           if (!root) u.send(links.parent, links.children.empty() ? in : out);
         }
         if (spec.kind != CollectiveKind::reduce) {  // broadcast down it

@@ -58,11 +58,11 @@ void add_rail_fat_tree(Topology& t, const std::vector<std::vector<DeviceId>>& ni
   const int rails = static_cast<int>(nics_by_node.front().size());
   std::vector<DeviceId> spines;
   for (int s = 0; s < o.spines; ++s)
-    spines.push_back(t.add_device({"spine" + std::to_string(s), DeviceKind::net_switch, 0, "", false}));
+    spines.push_back(t.add_device({"spine" + std::to_string(s), DeviceKind::net_switch, 0, "", o.sharp}));
   const int uplink_lanes =
       std::max(1, static_cast<int>(std::lround(nodes / (o.spines * std::max(o.oversubscription, 1e-9)))));
   for (int r = 0; r < rails; ++r) {
-    const DeviceId leaf = t.add_device({"leaf" + std::to_string(r), DeviceKind::net_switch, 0, "", false});
+    const DeviceId leaf = t.add_device({"leaf" + std::to_string(r), DeviceKind::net_switch, 0, "", o.sharp});
     for (int n = 0; n < nodes; ++n) t.add_link(nics_by_node[static_cast<std::size_t>(n)][static_cast<std::size_t>(r)], leaf, LinkKind::net, generation, 1);
     for (auto s : spines) t.add_link(leaf, s, LinkKind::net, generation, uplink_lanes);
   }

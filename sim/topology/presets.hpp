@@ -13,6 +13,7 @@ struct PresetOptions {
   int nodes = 1;            // > 1: that many copies joined by a rail-optimised fat tree
   int spines = 8;           // fat tree: spine switches
   double oversubscription = 1.0;  // fat tree: leaf down-link capacity over up-link capacity
+  bool sharp = false;             // fat tree: switches reduce in the network (InfiniBand SHARP)
 };
 
 struct PresetInfo {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <map>
 
@@ -162,19 +163,29 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   }
 
   // 3. Shortest path whose intermediate devices are not GPUs (GPUs do not forward traffic).
+  return shortest_path(src, [dst](DeviceId d) { return d == dst; }, src_gpu * 2654435761u + dst_gpu * 40503u);
+}
+
+Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const {
+  auto other_end = [&](LinkId l, DeviceId from) { return links_[l].a == from ? links_[l].b : links_[l].a; };
   std::vector<LinkId> via(devices_.size(), SIZE_MAX);
   std::vector<bool> seen(devices_.size(), false);
   std::deque<DeviceId> queue{src};
   seen[src] = true;
-  while (!queue.empty() && !seen[dst]) {
+  DeviceId found = SIZE_MAX;
+  while (!queue.empty()) {
     const DeviceId v = queue.front();
     queue.pop_front();
+    if (v != src && is_target(v)) {
+      found = v;
+      break;
+    }
     if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
     // Equal-cost paths (a leaf's spines) are spread over GPU pairs like ECMP hashing: each pair
     // starts its scan of a switch's links at its own offset. Deterministic.
     const auto edges = boost::out_edges(v, graph_);
     const std::size_t degree = static_cast<std::size_t>(std::distance(edges.first, edges.second));
-    const std::size_t start = degree == 0 ? 0 : (src_gpu * 2654435761u + dst_gpu * 40503u) % degree;
+    const std::size_t start = degree == 0 ? 0 : spread % degree;
     for (std::size_t k = 0; k < degree; ++k) {
       const LinkId l = graph_[*std::next(edges.first, static_cast<std::ptrdiff_t>((start + k) % degree))];
       const DeviceId w = other_end(l, v);
@@ -184,10 +195,10 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
       queue.push_back(w);
     }
   }
-  if (!seen[dst])
-    throw Error("topology " + name_ + ": no route from " + devices_[src].name + " to " + devices_[dst].name);
+  if (found == SIZE_MAX) throw Error("topology " + name_ + ": no route from " + devices_[src].name);
+  Route route;
   std::vector<RouteHop> reversed;
-  for (DeviceId v = dst; v != src;) {
+  for (DeviceId v = found; v != src;) {
     const LinkId l = via[v];
     const DeviceId prev = other_end(l, v);
     reversed.push_back({{l}, prev});
@@ -202,6 +213,30 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
     }
   route.latency_class = net ? LatencyClass::net : pcie ? LatencyClass::pcie : LatencyClass::nvlink;
   return route;
+}
+
+Route Topology::route_to_sharp(std::size_t gpu_index, int rail) const {
+  const DeviceId g = gpu(gpu_index);
+  const int node = devices_[g].node;
+  std::vector<DeviceId> nics;
+  for (DeviceId d = 0; d < devices_.size(); ++d)
+    if (devices_[d].kind == DeviceKind::nic && devices_[d].node == node) nics.push_back(d);
+  if (rail < 0 || static_cast<std::size_t>(rail) >= nics.size())
+    throw Error("topology " + name_ + ": node " + std::to_string(node) + " has no NIC " + std::to_string(rail));
+  const DeviceId nic = nics[static_cast<std::size_t>(rail)];
+  Route to_nic = shortest_path(g, [nic](DeviceId d) { return d == nic; }, gpu_index);
+  const Route to_switch = shortest_path(
+      nic, [this](DeviceId d) { return devices_[d].kind == DeviceKind::net_switch && devices_[d].in_switch_reduction; },
+      gpu_index);
+  to_nic.hops.insert(to_nic.hops.end(), to_switch.hops.begin(), to_switch.hops.end());
+  to_nic.latency_class = LatencyClass::net;
+  return to_nic;
+}
+
+bool Topology::has_sharp() const {
+  for (const auto& d : devices_)
+    if (d.kind == DeviceKind::net_switch && d.in_switch_reduction) return true;
+  return false;
 }
 
 }  // namespace ccsim::topo

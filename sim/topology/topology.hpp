@@ -2,6 +2,7 @@
 // The machine graph: devices and the links between them, held in a Boost.Graph, plus the router
 // that turns a GPU pair into the links its traffic crosses.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,11 +82,18 @@ class Topology {
   // striped together. Error when the GPU reaches no such switch.
   RouteHop nvls_port(std::size_t gpu_index) const;
   bool has_nvls() const;
+  // The route from a GPU to the in-network reduction switch (SHARP) of a rail: the one nearest to
+  // NIC `rail` of the GPU's node. Error when there is none.
+  Route route_to_sharp(std::size_t gpu_index, int rail) const;
+  bool has_sharp() const;
 
   // Bandwidth per direction of a link once protocol overhead is taken off (model efficiencies).
   double effective_bandwidth(LinkId id, const Model& model) const;
 
  private:
+  // Breadth-first path from `src` to the first device `is_target` accepts, never through a GPU;
+  // `spread` picks among equal-cost branches.
+  Route shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const;
   std::string name_;
   Graph graph_;
   std::vector<Device> devices_;

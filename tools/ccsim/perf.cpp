@@ -27,6 +27,7 @@ struct PerfArgs {
   std::string topology = "dgx-h100";
   std::optional<int> gpus;
   int nodes = 1;
+  bool sharp = false;
   std::optional<int> ranks;
   std::string model_file;
   std::string algorithm;
@@ -58,6 +59,7 @@ int run_perf(const PerfArgs& a) {
   topo::PresetOptions preset_options;
   preset_options.gpus = a.gpus;
   preset_options.nodes = a.nodes;
+  preset_options.sharp = a.sharp;
   const topo::Topology topology = topo::make_preset(a.topology, preset_options);
   const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
   const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
@@ -70,6 +72,7 @@ int run_perf(const PerfArgs& a) {
   algo::find_algorithm(point.algorithm);  // unknown names fail before any work
   point.algorithm_options.ranks_per_node = std::min(topology.gpus_per_node(), nranks);
   point.algorithm_options.nvls = topology.has_nvls();
+  point.algorithm_options.sharp = topology.has_sharp();
   point.algorithm_options.levels = a.levels;
   point.algorithm_options.protocol = parse_protocol(a.protocol);
   point.algorithm_options.channels = a.channels.value_or(model.default_channels());
@@ -161,6 +164,7 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--gpus", args->gpus, "GPU count of a sized preset such as nvswitch-flat");
   cmd->add_option("--nodes", args->nodes, "Nodes of a networked preset, joined by a rail-optimised fat tree")
       ->capture_default_str();
+  cmd->add_flag("--sharp", args->sharp, "The fat tree's switches reduce in the network (SHARP), for collnet_*");
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--algo", args->algorithm,

@@ -89,6 +89,7 @@ int run_verify(const VerifyArgs& a) {
               o.chunk_bytes = 256;  // several chunk loops even for small buffers
               o.ranks_per_node = ppn;
               o.nvls = true;  // data only: no topology to ask
+              o.sharp = true;
               std::string what = al->name + " " + std::string(to_string(kind)) + " N=" + std::to_string(n) + " " +
                                  std::string(to_string(type)) + " " + std::string(to_string(op)) +
                                  " count=" + std::to_string(count) +

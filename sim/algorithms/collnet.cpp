@@ -1,0 +1,156 @@
+#include "sim/algorithms/collnet.hpp"
+
+#include <algorithm>
+
+#include "sim/algorithms/pipeline.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim::algo {
+
+namespace {
+
+struct Layout {
+  int n = 1, ppn = 1, nodes = 1;
+};
+
+Layout require_collnet(const CollectiveSpec& spec, const AlgorithmOptions& options, const char* name) {
+  if (!options.sharp)
+    throw Error(std::string(name) + " needs network switches that reduce (InfiniBand SHARP); this topology has none");
+  Layout l;
+  l.n = spec.nranks;
+  l.ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, l.n) : l.n;
+  if (l.n % l.ppn != 0)
+    throw Error(std::string(name) + ": " + std::to_string(l.n) + " ranks do not split into nodes of " +
+                std::to_string(l.ppn));
+  if (l.ppn > 8) throw Error(std::string(name) + ": NCCL's CollNet serves at most 8 GPUs per node");
+  if (spec.op == ReduceOp::prod || spec.op == ReduceOp::lor)
+    throw Error(std::string(name) + ": SHARP reduces with sum, min and max (avg as a sum); not " +
+                std::string(to_string(spec.op)));
+  l.nodes = l.n / l.ppn;
+  return l;
+}
+
+// The rail switch's side, shared by both variants: per piece, take every node's partial from the
+// head on this rail, combine, and return the result to all of them.
+void switch_stream(Schedule& schedule, int endpoint, int rail, int channel, const Layout& l,
+                   const std::vector<Region>& pieces, Protocol protocol, int tag) {
+  Stream stream{endpoint, channel, {}};
+  StepWriter w(stream, protocol, tag);
+  for (const Region& acc : pieces) {
+    w.begin_overlap();  // every node's partial arrives at once
+    for (int k = 0; k < l.nodes; ++k) {
+      const int head = k * l.ppn + rail;
+      if (k == 0) w.recv(head, acc);
+      else w.recv_reduce(head, acc, acc);
+    }
+    w.end_overlap();
+    for (int k = 0; k < l.nodes; ++k) {
+      if (k == 0) w.send(k * l.ppn + rail, acc);
+      else w.fused_send(k * l.ppn + rail, acc);  // one multicast result, replicated by the switch
+    }
+  }
+  schedule.streams.push_back(std::move(stream));
+}
+
+Region as(BufferId b, const Region& r) { return {b, r.offset, r.count}; }
+
+}  // namespace
+
+Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  const Layout l = require_collnet(spec, options, "collnet_direct");
+  Schedule schedule{spec, "collnet_direct", {}, spec.count, {}};
+  for (int rail = 0; rail < l.ppn; ++rail) schedule.switches.push_back({SwitchEndpoint::Kind::sharp, rail});
+  const std::uint64_t chunk = chunk_elements(spec, options), align = align_elements(spec);
+  for (int c = 0; c < options.channels; ++c) {
+    const auto loops = chunk_loops(spec.count, l.ppn, options.channels, c, chunk, align);
+    const int scatter_tag = 3 * c, gather_tag = 3 * c + 1, net_tag = 3 * c + 2;
+    for (int r = 0; r < l.n; ++r) {
+      const int node = r / l.ppn, g = r % l.ppn;
+      auto local = [&](int x) { return node * l.ppn + x; };
+      // Three streams, as NCCL splits its warps, so that the network round trip of one chunk overlaps
+      // the scatter of the next: scatter to the heads, this GPU's head duties, and taking the
+      // other heads' results in. Causality keeps their data apart.
+      Stream scatter{r, c, {}}, feed{r, c, {}}, take{r, c, {}};
+      StepWriter sc(scatter, options.protocol, scatter_tag), w(feed, options.protocol, scatter_tag),
+          in(take, options.protocol, gather_tag);
+      for (const auto& loop : loops) {
+        auto part = [&](BufferId b, int h) { return piece(b, loop, h, spec.count); };
+        for (int k = 1; k < l.ppn; ++k) sc.send(local((g + k) % l.ppn), part(BufferId::input, (g + k) % l.ppn));
+        if (l.ppn == 1) w.copy(part(BufferId::input, g), part(BufferId::output, g));
+        w.begin_overlap();
+        for (int k = 1; k < l.ppn; ++k) {
+          const int from = (g - k + l.ppn) % l.ppn;
+          w.recv_reduce(local(from), k == 1 ? part(BufferId::input, g) : part(BufferId::output, g),
+                        part(BufferId::output, g));
+        }
+        w.end_overlap();
+        w.set_tag(net_tag);
+        w.send(l.n + g, part(BufferId::output, g));
+        w.recv(l.n + g, part(BufferId::output, g), true);
+        w.set_tag(gather_tag);
+        for (int k = 1; k < l.ppn; ++k) w.send(local((g + k) % l.ppn), part(BufferId::output, g));
+        w.set_tag(scatter_tag);
+        in.begin_overlap();
+        for (int k = 1; k < l.ppn; ++k) {
+          const int from = (g - k + l.ppn) % l.ppn;
+          in.recv(local(from), part(BufferId::output, from));
+        }
+        in.end_overlap();
+      }
+      if (!scatter.steps.empty()) schedule.streams.push_back(std::move(scatter));
+      schedule.streams.push_back(std::move(feed));
+      if (!take.steps.empty()) schedule.streams.push_back(std::move(take));
+    }
+    for (int rail = 0; rail < l.ppn; ++rail) {
+      std::vector<Region> pieces;
+      for (const auto& loop : loops) pieces.push_back(as(BufferId::scratch, piece(BufferId::scratch, loop, rail, spec.count)));
+      switch_stream(schedule, l.n + rail, rail, c, l, pieces, options.protocol, net_tag);
+    }
+  }
+  return schedule;
+}
+
+Schedule collnet_chain(const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  const Layout l = require_collnet(spec, options, "collnet_chain");
+  Schedule schedule{spec, "collnet_chain", {}, spec.count, {}};
+  for (int rail = 0; rail < l.ppn; ++rail) schedule.switches.push_back({SwitchEndpoint::Kind::sharp, rail});
+  // NCCL caps CollNet chain chunks at 256 KiB (reference/nccl-model.md §1.4).
+  AlgorithmOptions capped = options;
+  capped.chunk_bytes = std::min<Bytes>(options.chunk_bytes, 256 << 10);
+  const std::uint64_t chunk = chunk_elements(spec, capped), align = align_elements(spec);
+  for (int c = 0; c < options.channels; ++c) {
+    const int head = c % l.ppn;  // each channel uses another GPU's NIC
+    const auto loops = chunk_loops(spec.count, 1, options.channels, c, chunk, align);
+    const int up_tag = 2 * c, down_tag = 2 * c + 1;
+    for (int r = 0; r < l.n; ++r) {
+      const int node = r / l.ppn, pos = (r % l.ppn - head + l.ppn) % l.ppn;  // chain position, head first
+      auto at = [&](int p) { return node * l.ppn + (p + head) % l.ppn; };
+      Stream up{r, c, {}}, down{r, c, {}};
+      StepWriter u(up, options.protocol, up_tag);
+      StepWriter d(pos == 0 ? up : down, options.protocol, down_tag);
+      for (const auto& loop : loops) {
+        const Region in = piece(BufferId::input, loop, 0, spec.count);
+        const Region out = piece(BufferId::output, loop, 0, spec.count);
+        const bool tail = pos == l.ppn - 1;
+        if (!tail) u.recv_reduce(at(pos + 1), in, out);
+        if (pos > 0) {
+          u.send(at(pos - 1), tail ? in : out);
+          d.recv(at(pos - 1), out);
+        } else {
+          u.set_tag(up_tag);
+          u.send(l.n + head, tail ? in : out);
+          u.recv(l.n + head, out, true);
+        }
+        if (!tail) d.send(at(pos + 1), out);
+      }
+      schedule.streams.push_back(std::move(up));
+      if (!down.steps.empty()) schedule.streams.push_back(std::move(down));
+    }
+    std::vector<Region> pieces;
+    for (const auto& loop : loops) pieces.push_back(as(BufferId::scratch, piece(BufferId::scratch, loop, 0, spec.count)));
+    switch_stream(schedule, l.n + head, head, c, l, pieces, options.protocol, up_tag);
+  }
+  return schedule;
+}
+
+}  // namespace ccsim::algo
