@@ -86,3 +86,51 @@ TEST_CASE("preset errors are clear") {
   CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("--nodes must be at least 1"), Error);
   CHECK_THROWS_WITH_AS(make_preset("dgx-h900"), doctest::Contains("unknown topology preset"), Error);
 }
+
+#include "sim/topology/paths.hpp"
+
+TEST_CASE("dgx1-v100 reproduces its published nvidia-smi topo -m GPU matrix") {
+  // reference/nccl-model.md §5.6 (DGX-1V).
+  const char* expected[8][8] = {
+      {"X", "NV1", "NV1", "NV2", "NV2", "SYS", "SYS", "SYS"}, {"NV1", "X", "NV2", "NV1", "SYS", "NV2", "SYS", "SYS"},
+      {"NV1", "NV2", "X", "NV2", "SYS", "SYS", "NV1", "SYS"}, {"NV2", "NV1", "NV2", "X", "SYS", "SYS", "SYS", "NV1"},
+      {"NV2", "SYS", "SYS", "SYS", "X", "NV1", "NV1", "NV2"}, {"SYS", "NV2", "SYS", "SYS", "NV1", "X", "NV2", "NV1"},
+      {"SYS", "SYS", "NV1", "SYS", "NV1", "NV2", "X", "NV2"}, {"SYS", "SYS", "SYS", "NV1", "NV2", "NV1", "NV2", "X"}};
+  const Topology t = make_preset("dgx1-v100");
+  for (std::size_t a = 0; a < 8; ++a)
+    for (std::size_t b = 0; b < 8; ++b) CHECK(path_class(t, t.gpu(a), t.gpu(b)) == expected[a][b]);
+}
+
+TEST_CASE("NVSwitch presets give NV# between all GPU pairs as published") {
+  for (auto [name, cls] : std::vector<std::pair<std::string, std::string>>{
+           {"dgx2-v100", "NV6"}, {"dgx-a100", "NV12"}, {"dgx-h100", "NV18"}, {"dgx-h200", "NV18"}, {"hgx-b200", "NV18"}}) {
+    const Topology t = make_preset(name);
+    for (std::size_t a = 0; a < t.gpu_count(); ++a)
+      for (std::size_t b = 0; b < t.gpu_count(); ++b)
+        if (a != b) CHECK(path_class(t, t.gpu(a), t.gpu(b)) == cls);
+  }
+  const Topology a100 = make_preset("dgx-a100");  // GPU0/1 reach NIC0/1 through two PCIe switches
+  CHECK(path_class(a100, a100.gpu(0), a100.nics_of_node(0)[0]) == "PXB");
+  CHECK(path_class(a100, a100.gpu(1), a100.nics_of_node(0)[1]) == "PXB");
+  const Topology nvb = make_preset("pcie-gen4-4gpu-nvbridge");
+  CHECK(path_class(nvb, nvb.gpu(0), nvb.gpu(1)) == "NV12");
+  CHECK(path_class(nvb, nvb.gpu(0), nvb.gpu(2)) == "SYS");
+}
+
+TEST_CASE("rings: NVLink only on a DGX-1, two socket crossings at most on a PCIe box") {
+  const Topology dgx1 = make_preset("dgx1-v100");
+  for (const auto& ring : rings(dgx1, 8, 4))
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const auto a = static_cast<std::size_t>(ring[i]), b = static_cast<std::size_t>(ring[(i + 1) % ring.size()]);
+      CHECK(path_class(dgx1, dgx1.gpu(a), dgx1.gpu(b)).rfind("NV", 0) == 0);
+    }
+  const Topology pcie = make_preset("pcie-gen4-8gpu");
+  for (const auto& ring : rings(pcie, 8, 4)) {
+    int crossings = 0;
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      const auto a = static_cast<std::size_t>(ring[i]), b = static_cast<std::size_t>(ring[(i + 1) % ring.size()]);
+      crossings += path_class(pcie, pcie.gpu(a), pcie.gpu(b)) == "SYS";
+    }
+    CHECK(crossings <= 2);
+  }
+}

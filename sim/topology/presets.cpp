@@ -33,8 +33,8 @@ std::vector<DeviceId> add_nvswitch_node(Topology& t, int node, int nodes, int gp
 // DGX H100 / H200 (reference/nccl-model.md §5.6): 8 GPUs on 4 NVSwitch chips (5/4/4/5 lanes), each
 // GPU sharing a PCIe Gen5 switch with one 400G ConnectX-7 NIC, four GPU+NIC pairs per socket, two
 // sockets joined by UPI. Returns the NICs in rail order.
-std::vector<DeviceId> add_dgx_h100_node(Topology& t, int node, int nodes) {
-  const auto gpus = add_nvswitch_node(t, node, nodes, 8, "hopper", "4", {5, 4, 4, 5}, true);
+std::vector<DeviceId> add_dgx_h100_node(Topology& t, int node, int nodes, const std::string& arch = "hopper") {
+  const auto gpus = add_nvswitch_node(t, node, nodes, 8, arch, "4", {5, 4, 4, 5}, true);
   const DeviceId cpu[2] = {t.add_device({prefixed(node, nodes, "cpu0"), DeviceKind::cpu, node, "", false}),
                            t.add_device({prefixed(node, nodes, "cpu1"), DeviceKind::cpu, node, "", false})};
   t.add_link(cpu[0], cpu[1], LinkKind::cpu, "upi-spr", 1);
@@ -46,6 +46,92 @@ std::vector<DeviceId> add_dgx_h100_node(Topology& t, int node, int nodes) {
     t.add_link(nic, sw, LinkKind::pcie, "5", 16);
     t.add_link(sw, cpu[i / 4], LinkKind::pcie, "5", 16);
     nics.push_back(nic);
+  }
+  return nics;
+}
+
+DeviceId add_device(Topology& t, int node, int nodes, const std::string& name, DeviceKind kind,
+                    const std::string& arch = "", bool reduces = false) {
+  return t.add_device({prefixed(node, nodes, name), kind, node, arch, reduces});
+}
+
+std::vector<DeviceId> add_gpus(Topology& t, int node, int nodes, int count, const std::string& arch) {
+  std::vector<DeviceId> g;
+  for (int i = 0; i < count; ++i) g.push_back(add_device(t, node, nodes, "gpu" + std::to_string(i), DeviceKind::gpu, arch));
+  return g;
+}
+
+// Two sockets; `per_switch` GPUs and `nics_per_switch` NICs under each PCIe switch, switches split
+// evenly over the sockets. Returns the NICs in rail order.
+std::vector<DeviceId> add_pcie_tree(Topology& t, int node, int nodes, const std::vector<DeviceId>& gpus, int switches,
+                                    int nics_per_switch, const std::string& pcie_gen, const std::string& cpu_link) {
+  const DeviceId cpu0 = add_device(t, node, nodes, "cpu0", DeviceKind::cpu);
+  const DeviceId cpu1 = add_device(t, node, nodes, "cpu1", DeviceKind::cpu);
+  t.add_link(cpu0, cpu1, LinkKind::cpu, cpu_link, 1);
+  const int per_switch = static_cast<int>(gpus.size()) / switches;
+  std::vector<DeviceId> nics;
+  for (int s = 0; s < switches; ++s) {
+    const DeviceId sw = add_device(t, node, nodes, "pcie" + std::to_string(s), DeviceKind::pcie_switch);
+    t.add_link(sw, s < switches / 2 ? cpu0 : cpu1, LinkKind::pcie, pcie_gen, 16);
+    for (int g = 0; g < per_switch; ++g) t.add_link(gpus[static_cast<std::size_t>(s * per_switch + g)], sw, LinkKind::pcie, pcie_gen, 16);
+    for (int k = 0; k < nics_per_switch; ++k) {
+      const DeviceId nic = add_device(t, node, nodes, "nic" + std::to_string(nics.size()), DeviceKind::nic);
+      t.add_link(nic, sw, LinkKind::pcie, pcie_gen, 16);
+      nics.push_back(nic);
+    }
+  }
+  return nics;
+}
+
+// DGX-1 with V100 (reference/nccl-model.md §5.6): the hybrid cube-mesh of NVLink2, with the NV1/NV2
+// pairs of its `nvidia-smi topo -m`; 4 PCIe Gen3 switches with 2 GPUs and one EDR NIC each; 2 sockets.
+std::vector<DeviceId> add_dgx1_node(Topology& t, int node, int nodes) {
+  const auto g = add_gpus(t, node, nodes, 8, "volta");
+  const int pairs[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1}, {1, 5, 2},
+                          {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2},
+                          {5, 7, 1}, {6, 7, 2}};
+  for (const auto& p : pairs) t.add_link(g[static_cast<std::size_t>(p[0])], g[static_cast<std::size_t>(p[1])], LinkKind::nvlink, "2", p[2]);
+  return add_pcie_tree(t, node, nodes, g, 4, 1, "3", "qpi-bdw");
+}
+
+// DGX-2 (reference/nccl-model.md §5.2): 16 V100, each with one NVLink2 lane to each of the 6 switch
+// planes; a plane is the pair of NVSwitch chips (one per baseboard) whose trunk carries 8 lanes,
+// enough for its 8 GPUs, so it is modelled as one non-blocking switch: NV6 between all pairs.
+std::vector<DeviceId> add_dgx2_node(Topology& t, int node, int nodes) {
+  const auto g = add_gpus(t, node, nodes, 16, "volta");
+  for (int p = 0; p < 6; ++p) {
+    const DeviceId sw = add_device(t, node, nodes, "nvswitch-plane" + std::to_string(p), DeviceKind::nvswitch);
+    for (auto gpu : g) t.add_link(gpu, sw, LinkKind::nvlink, "2", 1);
+  }
+  return add_pcie_tree(t, node, nodes, g, 8, 1, "3", "upi-skl");
+}
+
+// DGX A100 (reference/nccl-model.md §5.6): 8 A100, 2 NVLink3 lanes to each of 6 NVSwitches (NV12);
+// 4 PCIe Gen4 switch pairs, each with 2 GPUs under one switch and 2 HDR NICs under another (PXB
+// from GPU to NIC); 2 AMD sockets.
+std::vector<DeviceId> add_dgx_a100_node(Topology& t, int node, int nodes) {
+  const auto g = add_gpus(t, node, nodes, 8, "ampere");
+  for (int s = 0; s < 6; ++s) {
+    const DeviceId sw = add_device(t, node, nodes, "nvswitch" + std::to_string(s), DeviceKind::nvswitch);
+    for (auto gpu : g) t.add_link(gpu, sw, LinkKind::nvlink, "3", 2);
+  }
+  const DeviceId cpu0 = add_device(t, node, nodes, "cpu0", DeviceKind::cpu);
+  const DeviceId cpu1 = add_device(t, node, nodes, "cpu1", DeviceKind::cpu);
+  t.add_link(cpu0, cpu1, LinkKind::cpu, "xgmi", 1);
+  std::vector<DeviceId> nics;
+  for (int q = 0; q < 4; ++q) {
+    const DeviceId top = add_device(t, node, nodes, "pcie" + std::to_string(q), DeviceKind::pcie_switch);
+    const DeviceId gsw = add_device(t, node, nodes, "pcie" + std::to_string(q) + "-gpu", DeviceKind::pcie_switch);
+    const DeviceId nsw = add_device(t, node, nodes, "pcie" + std::to_string(q) + "-nic", DeviceKind::pcie_switch);
+    t.add_link(top, q < 2 ? cpu0 : cpu1, LinkKind::pcie, "4", 16);
+    t.add_link(gsw, top, LinkKind::pcie, "4", 16);
+    t.add_link(nsw, top, LinkKind::pcie, "4", 16);
+    for (int k = 0; k < 2; ++k) {
+      t.add_link(g[static_cast<std::size_t>(2 * q + k)], gsw, LinkKind::pcie, "4", 16);
+      const DeviceId nic = add_device(t, node, nodes, "nic" + std::to_string(nics.size()), DeviceKind::nic);
+      t.add_link(nic, nsw, LinkKind::pcie, "4", 16);
+      nics.push_back(nic);
+    }
   }
   return nics;
 }
@@ -73,20 +159,91 @@ struct Preset {
   std::function<Topology(const PresetOptions&)> build;
 };
 
+// A node preset replicated over --nodes and joined by a rail-optimised fat tree of `net_gen` ports.
+std::function<Topology(const PresetOptions&)> networked(const std::string& name, const std::string& net_gen,
+                                                        std::function<std::vector<DeviceId>(Topology&, int, int)> node) {
+  return [=](const PresetOptions& o) {
+    Topology t(o.nodes > 1 ? name + " x" + std::to_string(o.nodes) : name);
+    std::vector<std::vector<DeviceId>> nics;
+    for (int n = 0; n < o.nodes; ++n) nics.push_back(node(t, n, o.nodes));
+    if (o.nodes > 1) add_rail_fat_tree(t, nics, o, net_gen);
+    return t;
+  };
+}
+
 const std::vector<Preset>& registry() {
   static const std::vector<Preset> all = {
+      {{"dgx1-v100",
+        "NVIDIA DGX-1 (V100): hybrid cube-mesh of NVLink2 (NV1/NV2 pairs, 6 lanes per GPU), 4 PCIe Gen3 "
+        "switches with 2 GPUs and one 100G EDR NIC each, 2 Broadwell sockets",
+        false, true},
+       networked("dgx1-v100", "edr", add_dgx1_node)},
+      {{"dgx2-v100",
+        "NVIDIA DGX-2: 16 V100, NVLink2 through 12 NVSwitch chips (6 planes), NV6 between all pairs, "
+        "8 PCIe Gen3 switches with 2 GPUs and one EDR NIC each",
+        false, true},
+       networked("dgx2-v100", "edr", add_dgx2_node)},
+      {{"dgx-a100",
+        "NVIDIA DGX A100: 8 A100 SXM, NV12 through 6 NVSwitches (600 GB/s per GPU), 4 PCIe Gen4 switch "
+        "pairs with 2 GPUs and 2 HDR 200G NICs each, 2 AMD sockets",
+        false, true},
+       networked("dgx-a100", "hdr", add_dgx_a100_node)},
       {{"dgx-h100",
         "NVIDIA DGX H100: 8 H100 SXM, 18 NVLink4 lanes each to 4 NVSwitch chips (5/4/4/5), 450 GB/s per "
-        "direction per GPU, NVLS-capable; one 400G NDR NIC per GPU behind a PCIe Gen5 switch, 2 sockets. "
-        "--nodes N joins N of them with a rail-optimised NDR fat tree",
+        "direction per GPU, NVLS-capable; one 400G NDR NIC per GPU behind a PCIe Gen5 switch, 2 sockets",
         false, true},
-       [](const PresetOptions& o) {
-         Topology t(o.nodes > 1 ? "dgx-h100 x" + std::to_string(o.nodes) : "dgx-h100");
-         std::vector<std::vector<DeviceId>> nics;
-         for (int n = 0; n < o.nodes; ++n) nics.push_back(add_dgx_h100_node(t, n, o.nodes));
-         if (o.nodes > 1) add_rail_fat_tree(t, nics, o, "ndr");
-         return t;
-       }},
+       networked("dgx-h100", "ndr", [](Topology& t, int n, int ns) { return add_dgx_h100_node(t, n, ns); })},
+      {{"dgx-h200", "NVIDIA DGX H200: as dgx-h100 with H200 GPUs (HBM3e, 4.8 TB/s)", false, true},
+       networked("dgx-h200", "ndr", [](Topology& t, int n, int ns) { return add_dgx_h100_node(t, n, ns, "h200"); })},
+      {{"hgx-b200",
+        "NVIDIA HGX B200: 8 B200, 18 NVLink5 lanes each to 2 NVSwitch chips (900 GB/s per direction), "
+        "NVLS-capable; one 400G NDR NIC per GPU behind a PCIe Gen5 switch, 2 sockets",
+        false, true},
+       networked("hgx-b200", "ndr",
+                 [](Topology& t, int n, int ns) {
+                   const auto g = add_nvswitch_node(t, n, ns, 8, "blackwell", "5", {9, 9}, true);
+                   return add_pcie_tree(t, n, ns, g, 8, 1, "5", "upi-spr");
+                 })},
+      {{"gb200-nvl72",
+        "NVIDIA GB200 NVL72 rack: 72 B200 in one NVLink5 domain (18 lanes each, one to each of 18 NVSwitch "
+        "chips), NVLS-capable; 18 trays of 4 GPUs with 4 NICs (400G NDR) each. --nodes N: N racks",
+        false, true},
+       networked("gb200-nvl72", "ndr",
+                 [](Topology& t, int n, int ns) {
+                   const auto g = add_nvswitch_node(t, n, ns, 72, "blackwell", "5", std::vector<int>(18, 1), true);
+                   std::vector<DeviceId> nics;
+                   for (int tray = 0; tray < 18; ++tray) {
+                     const DeviceId cpu = add_device(t, n, ns, "grace" + std::to_string(tray), DeviceKind::cpu);
+                     for (int k = 0; k < 4; ++k) {
+                       const DeviceId nic = add_device(t, n, ns, "nic" + std::to_string(nics.size()), DeviceKind::nic);
+                       t.add_link(g[static_cast<std::size_t>(4 * tray + k)], nic, LinkKind::pcie, "5", 16);
+                       t.add_link(nic, cpu, LinkKind::pcie, "5", 16);
+                       nics.push_back(nic);
+                     }
+                   }
+                   return nics;
+                 })},
+      {{"pcie-gen4-8gpu",
+        "8 A100 PCIe, no NVLink: 4 PCIe Gen4 switches with 2 GPUs and one 200G HDR NIC each, 2 sockets (UPI)",
+        false, true},
+       networked("pcie-gen4-8gpu", "hdr",
+                 [](Topology& t, int n, int ns) { return add_pcie_tree(t, n, ns, add_gpus(t, n, ns, 8, "ampere"), 4, 1, "4", "upi-skl"); })},
+      {{"pcie-gen5-8gpu",
+        "8 H100 PCIe, no NVLink: 4 PCIe Gen5 switches with 2 GPUs and one 400G NDR NIC each, 2 sockets (UPI)",
+        false, true},
+       networked("pcie-gen5-8gpu", "ndr",
+                 [](Topology& t, int n, int ns) { return add_pcie_tree(t, n, ns, add_gpus(t, n, ns, 8, "hopper"), 4, 1, "5", "upi-spr"); })},
+      {{"pcie-gen4-4gpu-nvbridge",
+        "4 A100 PCIe in two NVLink-bridged pairs (NV12 within a pair), each pair on its own socket: SYS "
+        "between pairs (Azure NC A100 v4 layout); one HDR NIC per socket",
+        false, true},
+       networked("pcie-gen4-4gpu-nvbridge", "hdr",
+                 [](Topology& t, int n, int ns) {
+                   const auto g = add_gpus(t, n, ns, 4, "ampere");
+                   t.add_link(g[0], g[1], LinkKind::nvlink, "3", 12);
+                   t.add_link(g[2], g[3], LinkKind::nvlink, "3", 12);
+                   return add_pcie_tree(t, n, ns, g, 2, 1, "4", "upi-skl");
+                 })},
       {{"nvswitch-flat",
         "N Hopper GPUs (--gpus, default 8) on one non-blocking NVSwitch fabric, 18 NVLink4 lanes each: "
         "a contention-free reference for scaling studies",

@@ -1,19 +1,101 @@
 #include "sim/topology/rings.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace ccsim::topo {
+
+namespace {
+
+// Signalling bandwidth of the route between two GPUs: its narrowest hop.
+double pair_bandwidth(const Topology& t, std::size_t a, std::size_t b) {
+  double narrowest = 1e300;
+  for (const auto& hop : t.route(a, b).hops) {
+    double bw = 0;
+    for (auto l : hop.links) bw += t.link(l).bandwidth_bytes_per_s;
+    narrowest = std::min(narrowest, bw);
+  }
+  return narrowest;
+}
+
+struct Score {
+  double bottleneck = 0;  // the ring's narrowest hop
+  int at_bottleneck = 0;  // how many hops are that narrow (fewer is better: fewer socket crossings)
+  double total = 0;
+  bool better_than(const Score& o) const {
+    if (bottleneck != o.bottleneck) return bottleneck > o.bottleneck;
+    if (at_bottleneck != o.at_bottleneck) return at_bottleneck < o.at_bottleneck;
+    return total > o.total;
+  }
+  bool same_as(const Score& o) const {
+    return bottleneck == o.bottleneck && at_bottleneck == o.at_bottleneck && total == o.total;
+  }
+};
+
+// The best Hamiltonian cycles over the GPUs of node 0, by exhaustive search from GPU 0 (small
+// nodes only); empty when every pair is equally connected (any order is then as good).
+std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
+  std::vector<std::vector<double>> bw(static_cast<std::size_t>(ppn), std::vector<double>(static_cast<std::size_t>(ppn), 0));
+  bool uniform = true;
+  for (int a = 0; a < ppn; ++a)
+    for (int b = 0; b < ppn; ++b)
+      if (a != b) {
+        bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
+            pair_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b));
+        uniform &= bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] == bw[0][1];
+      }
+  if (uniform || ppn < 3 || ppn > 10) return {};
+  std::vector<std::vector<int>> best;
+  Score best_score;
+  std::vector<int> path{0};
+  std::vector<bool> used(static_cast<std::size_t>(ppn), false);
+  used[0] = true;
+  std::function<void()> search = [&] {
+    if (static_cast<int>(path.size()) == ppn) {
+      Score s{1e300, 0, 0};
+      std::vector<double> hops;
+      for (int i = 0; i < ppn; ++i)
+        hops.push_back(bw[static_cast<std::size_t>(path[static_cast<std::size_t>(i)])]
+                         [static_cast<std::size_t>(path[static_cast<std::size_t>((i + 1) % ppn)])]);
+      for (double h : hops) s.bottleneck = std::min(s.bottleneck, h), s.total += h;
+      for (double h : hops) s.at_bottleneck += h == s.bottleneck;
+      if (best.empty() || s.better_than(best_score)) {
+        best = {path};
+        best_score = s;
+      } else if (s.same_as(best_score)) {
+        best.push_back(path);
+      }
+      return;
+    }
+    for (int g = 1; g < ppn; ++g)
+      if (!used[static_cast<std::size_t>(g)]) {
+        used[static_cast<std::size_t>(g)] = true;
+        path.push_back(g);
+        search();
+        path.pop_back();
+        used[static_cast<std::size_t>(g)] = false;
+      }
+  };
+  search();
+  return best;
+}
+
+}  // namespace
 
 std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int channels) {
   const int ppn = std::min(topology.gpus_per_node(), nranks);
   const int nodes = nranks / ppn;
+  const auto cycles = best_node_cycles(topology, ppn);
   std::vector<std::vector<int>> out;
   for (int c = 0; c < channels; ++c) {
+    std::vector<int> order(static_cast<std::size_t>(ppn));
+    for (int i = 0; i < ppn; ++i) order[static_cast<std::size_t>(i)] = i;
+    if (!cycles.empty()) order = cycles[static_cast<std::size_t>(c) % cycles.size()];
     std::vector<int> ring;
     for (int node = 0; node < nodes; ++node)
       for (int k = 0; k < ppn; ++k) {
         const int step = node % 2 == 0 ? k : ppn - 1 - k;  // snake: exit and entry GPU share a rail
-        ring.push_back(node * ppn + (c + step) % ppn);
+        ring.push_back(node * ppn + order[static_cast<std::size_t>((c + step) % ppn)]);
       }
     for (int r = nodes * ppn; r < nranks; ++r) ring.push_back(r);  // ranks of a partial last node
     out.push_back(std::move(ring));

@@ -215,12 +215,21 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
   return route;
 }
 
-Route Topology::route_to_sharp(std::size_t gpu_index, int rail) const {
-  const DeviceId g = gpu(gpu_index);
-  const int node = devices_[g].node;
+Route Topology::path(DeviceId src, DeviceId dst) const {
+  return shortest_path(src, [dst](DeviceId d) { return d == dst; }, src * 31 + dst);
+}
+
+std::vector<DeviceId> Topology::nics_of_node(int node) const {
   std::vector<DeviceId> nics;
   for (DeviceId d = 0; d < devices_.size(); ++d)
     if (devices_[d].kind == DeviceKind::nic && devices_[d].node == node) nics.push_back(d);
+  return nics;
+}
+
+Route Topology::route_to_sharp(std::size_t gpu_index, int rail) const {
+  const DeviceId g = gpu(gpu_index);
+  const int node = devices_[g].node;
+  const std::vector<DeviceId> nics = nics_of_node(node);
   if (rail < 0 || static_cast<std::size_t>(rail) >= nics.size())
     throw Error("topology " + name_ + ": node " + std::to_string(node) + " has no NIC " + std::to_string(rail));
   const DeviceId nic = nics[static_cast<std::size_t>(rail)];

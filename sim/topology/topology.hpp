@@ -77,6 +77,10 @@ class Topology {
   // NVSwitch fabric (striped over every switch both GPUs reach), then the shortest path that only
   // transits switches, CPUs and NICs. Error when the GPUs are not connected.
   Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
+  // The shortest path between any two devices (GPUs never forward).
+  Route path(DeviceId src, DeviceId dst) const;
+  // NICs in device order (their index is the rail) of one node.
+  std::vector<DeviceId> nics_of_node(int node) const;
 
   // The NVLink lanes from a GPU to the NVSwitch chips of its node that reduce and multicast (NVLS),
   // striped together. Error when the GPU reaches no such switch.

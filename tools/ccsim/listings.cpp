@@ -1,12 +1,14 @@
 // Listings: `ccsim topo list`, `ccsim algos`, `ccsim model [NAME|--file F]`.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/model.hpp"
+#include "sim/topology/paths.hpp"
 #include "sim/topology/presets.hpp"
 
 namespace ccsim::cli {
@@ -15,6 +17,19 @@ Runner add_listings(CLI::App& app) {
   auto* topo_cmd = app.add_subcommand("topo", "Topology presets");
   topo_cmd->require_subcommand(1);
   auto* topo_list = topo_cmd->add_subcommand("list", "List the topology presets");
+  auto* topo_show = topo_cmd->add_subcommand("show", "Summary and GPU/NIC path matrix (nvidia-smi topo -m style)");
+  auto show_preset = std::make_shared<std::string>("dgx-h100");
+  auto show_nodes = std::make_shared<int>(1);
+  auto show_gpus = std::make_shared<std::optional<int>>();
+  auto show_format = std::make_shared<std::string>("text");
+  auto show_sharp = std::make_shared<bool>(false);
+  topo_show->add_option("--topo", *show_preset, "Topology preset")->capture_default_str();
+  topo_show->add_option("--nodes", *show_nodes, "Nodes of a networked preset")->capture_default_str();
+  topo_show->add_option("--gpus", *show_gpus, "GPU count of a sized preset");
+  topo_show->add_flag("--sharp", *show_sharp, "SHARP-capable network switches");
+  topo_show->add_option("--format", *show_format, "text, json or dot (Graphviz)")
+      ->check(CLI::IsMember({"text", "json", "dot"}))
+      ->capture_default_str();
   auto* algos = app.add_subcommand("algos", "List the algorithms and the collectives each serves");
   auto model_name = std::make_shared<std::string>();
   auto model_file = std::make_shared<std::string>();
@@ -25,6 +40,17 @@ Runner add_listings(CLI::App& app) {
   return [=] {
     if (topo_list->parsed()) {
       for (const auto& p : topo::presets()) std::printf("%-16s %s\n", p.name.c_str(), p.description.c_str());
+      return 0;
+    }
+    if (topo_show->parsed()) {
+      topo::PresetOptions o;
+      o.nodes = *show_nodes;
+      o.gpus = *show_gpus;
+      o.sharp = *show_sharp;
+      const topo::Topology t = topo::make_preset(*show_preset, o);
+      if (*show_format == "json") std::cout << topo::to_json(t).dump(2) << "\n";
+      else if (*show_format == "dot") std::cout << topo::to_dot(t);
+      else std::cout << topo::summary(t);
       return 0;
     }
     if (algos->parsed()) {

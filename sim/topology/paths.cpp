@@ -1,0 +1,119 @@
+#include "sim/topology/paths.hpp"
+
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include <boost/graph/graphviz.hpp>
+#include <nlohmann/json.hpp>
+
+namespace ccsim::topo {
+
+std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
+  if (a == b) return "X";
+  const Device& da = t.device(a);
+  const Device& db = t.device(b);
+  Route r;
+  if (da.kind == DeviceKind::gpu && db.kind == DeviceKind::gpu) {
+    std::size_t ia = 0, ib = 0;
+    for (std::size_t i = 0; i < t.gpu_count(); ++i) {
+      if (t.gpu(i) == a) ia = i;
+      if (t.gpu(i) == b) ib = i;
+    }
+    r = t.route(ia, ib);
+    if (!r.hops.empty() && t.link(r.hops.front().links.front()).kind == LinkKind::nvlink) {
+      int lanes = 0;
+      for (auto l : r.hops.front().links) lanes += t.link(l).lanes;
+      return "NV" + std::to_string(lanes);
+    }
+  } else {
+    r = t.path(a, b);
+  }
+  bool cpu_link = false, net = false, via_cpu = false;
+  int pcie_switches = 0;
+  for (std::size_t i = 0; i < r.hops.size(); ++i) {
+    const Link& l = t.link(r.hops[i].links.front());
+    cpu_link |= l.kind == LinkKind::cpu;
+    net |= l.kind == LinkKind::net;
+    if (i > 0) {
+      const DeviceKind k = t.device(r.hops[i].from).kind;
+      via_cpu |= k == DeviceKind::cpu;
+      pcie_switches += k == DeviceKind::pcie_switch;
+    }
+  }
+  if (net) return "NET";
+  if (cpu_link) return "SYS";
+  // Every PCIe attachment to a CPU is its own root port (host bridge): crossing the CPU between two
+  // of them is NODE in nvidia-smi's terms. PHB (one shared host bridge) does not arise in our models.
+  if (via_cpu) return "NODE";
+  return pcie_switches <= 1 ? "PIX" : "PXB";
+}
+
+std::string path_matrix(const Topology& t, int node) {
+  std::vector<std::pair<std::string, DeviceId>> cols;
+  int g = 0;
+  for (std::size_t i = 0; i < t.gpu_count(); ++i)
+    if (t.device(t.gpu(i)).node == node) cols.emplace_back("GPU" + std::to_string(g++), t.gpu(i));
+  const auto nics = t.nics_of_node(node);
+  for (std::size_t i = 0; i < nics.size(); ++i) cols.emplace_back("NIC" + std::to_string(i), nics[i]);
+  std::ostringstream out;
+  out << std::left << std::setw(8) << "";
+  for (const auto& c : cols) out << std::setw(8) << c.first;
+  out << "\n";
+  for (const auto& row : cols) {
+    out << std::setw(8) << row.first;
+    for (const auto& c : cols) out << std::setw(8) << path_class(t, row.second, c.second);
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string summary(const Topology& t) {
+  std::map<std::string, int> devices, links;
+  for (const auto& d : t.devices()) ++devices[std::string(to_string(d.kind))];
+  for (const auto& l : t.links()) ++links[std::string(to_string(l.kind)) + (l.generation.empty() ? "" : " " + l.generation)];
+  std::ostringstream out;
+  out << "topology " << t.name() << ": " << t.gpu_count() << " GPUs (" << t.gpu_arch() << "), " << t.gpus_per_node()
+      << " per node\n";
+  out << "devices:";
+  for (const auto& [k, n] : devices) out << " " << n << " " << k;
+  out << "\nlinks:";
+  for (const auto& [k, n] : links) out << " " << n << " " << k;
+  out << "\nNVLS: " << (t.has_nvls() ? "yes" : "no") << ", SHARP: " << (t.has_sharp() ? "yes" : "no") << "\n\n";
+  out << path_matrix(t, 0);
+  return out.str();
+}
+
+nlohmann::json to_json(const Topology& t) {
+  nlohmann::json j{{"name", t.name()}};
+  auto& devices = j["devices"] = nlohmann::json::array();
+  for (const auto& d : t.devices()) {
+    nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};
+    if (!d.arch.empty()) dj["arch"] = d.arch;
+    if (d.in_switch_reduction) dj["in_switch_reduction"] = true;
+    devices.push_back(dj);
+  }
+  auto& links = j["links"] = nlohmann::json::array();
+  for (const auto& l : t.links())
+    links.push_back({{"from", t.device(l.a).name}, {"to", t.device(l.b).name}, {"kind", to_string(l.kind)},
+                     {"generation", l.generation}, {"lanes", l.lanes},
+                     {"bandwidth_gbps", l.bandwidth_bytes_per_s / 1e9}});
+  return j;
+}
+
+std::string to_dot(const Topology& t) {
+  std::ostringstream out;
+  boost::write_graphviz(
+      out, t.graph(),
+      [&](std::ostream& o, DeviceId v) {
+        const Device& d = t.device(v);
+        o << "[label=\"" << d.name << "\", shape=" << (d.kind == DeviceKind::gpu ? "box" : "ellipse") << "]";
+      },
+      [&](std::ostream& o, const Graph::edge_descriptor& e) {
+        const Link& l = t.link(t.graph()[e]);
+        o << "[label=\"" << to_string(l.kind) << l.generation << " x" << l.lanes << "\"]";
+      });
+  return out.str();
+}
+
+}  // namespace ccsim::topo

@@ -1,0 +1,24 @@
+#pragma once
+// Path classes in the vocabulary of `nvidia-smi topo -m` and NCCL (reference/nccl-model.md §6.3):
+// NV# (# NVLink lanes, directly or through NVSwitch), PIX (one PCIe switch), PXB (several PCIe
+// switches, no host bridge), NODE (between two host bridges of one CPU), SYS (across the CPU-CPU
+// link), NET (across the network).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/topology/topology.hpp"
+
+namespace ccsim::topo {
+
+std::string path_class(const Topology& t, DeviceId a, DeviceId b);
+
+// The GPU and NIC matrix of one node, as `nvidia-smi topo -m` prints it.
+std::string path_matrix(const Topology& t, int node = 0);
+// A summary (devices and links by kind, GPUs per node) and the matrix of node 0.
+std::string summary(const Topology& t);
+nlohmann::json to_json(const Topology& t);
+std::string to_dot(const Topology& t);
+
+}  // namespace ccsim::topo
