@@ -38,6 +38,17 @@ TEST_CASE("model errors name the file and the JSON path") {
   CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"channels": {"value": 8, "unit": "GB/s", "source": "x"}}})"),
                        doctest::Contains("parameters.channels.unit: expected \"count\""), Error);
   CHECK_THROWS_WITH_AS(bad(R"({"parameters": {}})"), doctest::Contains("missing"), Error);
-  CHECK_THROWS_WITH_AS(bad(R"({"base": "volta", "parameters": {}})"), doctest::Contains("unknown model \"volta\""), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "kepler", "parameters": {}})"), doctest::Contains("unknown model \"kepler\""), Error);
   CHECK_THROWS_WITH_AS(Model::load_file("/nonexistent/m.json"), doctest::Contains("cannot open"), Error);
+}
+
+TEST_CASE("every built-in model loads, complete, with a source for every value") {
+  const auto names = Model::builtin_names();
+  CHECK(names.size() >= 5);
+  for (const auto& name : names) {
+    const Model m = Model::builtin(name);
+    INFO(name);
+    CHECK(m.parameters().size() == model_parameter_specs().size());
+    for (const auto& [key, p] : m.parameters()) CHECK_FALSE(p.source.empty());
+  }
 }
