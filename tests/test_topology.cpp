@@ -134,3 +134,39 @@ TEST_CASE("rings: NVLink only on a DGX-1, two socket crossings at most on a PCIe
     CHECK(crossings <= 2);
   }
 }
+
+#include <nlohmann/json.hpp>
+
+#include "sim/topology/json_io.hpp"
+
+TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") {
+  auto load = [](const char* text) { return topology_from_json(nlohmann::json::parse(text), "t.json"); };
+  const Topology ok = load(R"({"name": "pair", "devices": [
+      {"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "b", "kind": "gpu", "arch": "hopper"}],
+      "links": [{"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lanes": 6}]})");
+  CHECK(ok.gpu_count() == 2);
+  CHECK(path_class(ok, ok.gpu(0), ok.gpu(1)) == "NV6");
+  const char* two_gpus = R"({"name": "a", "arch": "hopper", "kind": "gpu"}, {"name": "b", "kind": "gpu", "arch": "hopper"})";
+  auto with_link = [&](const std::string& link) {
+    return std::string(R"({"name": "x", "devices": [)") + two_gpus + R"(], "links": [)" + link + "]}";
+  };
+  auto fails = [&](const std::string& text, const char* message) {
+    CHECK_THROWS_WITH_AS(topology_from_json(nlohmann::json::parse(text), "t.json"), doctest::Contains(message), Error);
+  };
+  fails(with_link(R"({"from": "a", "to": "gpu9", "kind": "nvlink", "generation": "4"})"),
+        "t.json: links[0].to: unknown device \"gpu9\"");
+  fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlonk", "generation": "4"})"), "links[0].kind: unknown \"nvlonk\"");
+  fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "9"})"),
+        "links[0].generation: configs/links.json: no nvlink generation \"9\"");
+  fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lanes": 0})"),
+        "links[0].lanes: expected an integer >= 1");
+  fails(with_link(R"({"from": "a", "to": "a", "kind": "nvlink", "generation": "4"})"), "links[0]: a link joins two different");
+  fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu"}], "links": []})", "devices[0].arch: missing");
+  fails(R"({"name": "x", "devices": [{"name": "a", "kind": "tpu", "arch": "x"}], "links": []})", "devices[0].kind: unknown \"tpu\"");
+  fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "a", "kind": "cpu"}], "links": []})",
+        "devices[1].name: device \"a\" is defined twice");
+  fails(R"({"name": "x", "devices": [{"name": "s", "kind": "cpu"}], "links": []})", "devices: no GPU");
+  fails(R"({"name": "x", "links": []})", "devices: expected a non-empty array");
+  fails(R"([1, 2])", "expected a JSON object");
+  CHECK_THROWS_WITH_AS(load_topology_file("/nonexistent/t.json"), doctest::Contains("cannot open file"), Error);
+}

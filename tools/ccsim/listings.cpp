@@ -9,6 +9,7 @@
 #include "sim/algorithms/registry.hpp"
 #include "sim/model.hpp"
 #include "sim/topology/paths.hpp"
+#include "sim/topology/json_io.hpp"
 #include "sim/topology/presets.hpp"
 
 namespace ccsim::cli {
@@ -47,7 +48,7 @@ Runner add_listings(CLI::App& app) {
       o.nodes = *show_nodes;
       o.gpus = *show_gpus;
       o.sharp = *show_sharp;
-      const topo::Topology t = topo::make_preset(*show_preset, o);
+      const topo::Topology t = topo::resolve_topology(*show_preset, o);
       if (*show_format == "json") std::cout << topo::to_json(t).dump(2) << "\n";
       else if (*show_format == "dot") std::cout << topo::to_dot(t);
       else std::cout << topo::summary(t);

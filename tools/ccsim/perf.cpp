@@ -10,6 +10,7 @@
 #include "ccsim/measure.hpp"
 #include "ccsim/sizes.hpp"
 #include "sim/error.hpp"
+#include "sim/topology/json_io.hpp"
 #include "sim/topology/presets.hpp"
 #include "sim/topology/rings.hpp"
 
@@ -60,7 +61,7 @@ int run_perf(const PerfArgs& a) {
   preset_options.gpus = a.gpus;
   preset_options.nodes = a.nodes;
   preset_options.sharp = a.sharp;
-  const topo::Topology topology = topo::make_preset(a.topology, preset_options);
+  const topo::Topology topology = topo::resolve_topology(a.topology, preset_options);
   const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
   const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
   if (nranks < 1 || static_cast<std::size_t>(nranks) > topology.gpu_count())

@@ -1,0 +1,130 @@
+#include "sim/topology/json_io.hpp"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/embedded_configs.hpp"
+#include "sim/error.hpp"
+
+namespace ccsim::topo {
+
+namespace {
+
+template <typename Enum> Enum parse_enum(const nlohmann::json& v, const std::string& path,
+                                         const std::vector<std::pair<std::string, Enum>>& names) {
+  std::string known;
+  for (const auto& [n, e] : names) known += (known.empty() ? "" : ", ") + n;
+  if (!v.is_string()) throw Error(path + ": expected one of " + known);
+  for (const auto& [n, e] : names)
+    if (n == v.get<std::string>()) return e;
+  throw Error(path + ": unknown \"" + v.get<std::string>() + "\" (expected one of " + known + ")");
+}
+
+const std::vector<std::pair<std::string, DeviceKind>> kDeviceKinds = {
+    {"gpu", DeviceKind::gpu}, {"nvswitch", DeviceKind::nvswitch}, {"pcie_switch", DeviceKind::pcie_switch},
+    {"cpu", DeviceKind::cpu}, {"nic", DeviceKind::nic},           {"net_switch", DeviceKind::net_switch}};
+const std::vector<std::pair<std::string, LinkKind>> kLinkKinds = {{"nvlink", LinkKind::nvlink}, {"pcie", LinkKind::pcie},
+                                                                  {"c2c", LinkKind::c2c},       {"cpu", LinkKind::cpu},
+                                                                  {"net", LinkKind::net}};
+
+std::string string_field(const nlohmann::json& obj, const char* key, const std::string& path, bool required,
+                         const std::string& fallback = "") {
+  if (!obj.contains(key)) {
+    if (required) throw Error(path + "." + key + ": missing (expected a string)");
+    return fallback;
+  }
+  if (!obj[key].is_string()) throw Error(path + "." + key + ": expected a string");
+  return obj[key].get<std::string>();
+}
+
+}  // namespace
+
+Topology topology_from_json(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw Error(origin + ": expected a JSON object at the top level");
+  Topology t(string_field(j, "name", origin + ":", true));
+  if (!j.contains("devices") || !j["devices"].is_array() || j["devices"].empty())
+    throw Error(origin + ": devices: expected a non-empty array");
+  std::map<std::string, DeviceId> by_name;
+  for (std::size_t i = 0; i < j["devices"].size(); ++i) {
+    const auto& d = j["devices"][i];
+    const std::string path = origin + ": devices[" + std::to_string(i) + "]";
+    if (!d.is_object()) throw Error(path + ": expected an object with name and kind");
+    Device dev;
+    dev.name = string_field(d, "name", path, true);
+    if (!d.contains("kind")) throw Error(path + ".kind: missing");
+    dev.kind = parse_enum(d["kind"], path + ".kind", kDeviceKinds);
+    dev.arch = string_field(d, "arch", path, dev.kind == DeviceKind::gpu);
+    if (d.contains("node")) {
+      if (!d["node"].is_number_integer() || d["node"].get<int>() < 0) throw Error(path + ".node: expected an integer >= 0");
+      dev.node = d["node"].get<int>();
+    }
+    if (d.contains("reduces")) {
+      if (!d["reduces"].is_boolean()) throw Error(path + ".reduces: expected true or false");
+      dev.in_switch_reduction = d["reduces"].get<bool>();
+    }
+    if (by_name.count(dev.name)) throw Error(path + ".name: device \"" + dev.name + "\" is defined twice");
+    by_name[dev.name] = t.add_device(dev);
+  }
+  if (!j.contains("links") || !j["links"].is_array()) throw Error(origin + ": links: expected an array");
+  for (std::size_t i = 0; i < j["links"].size(); ++i) {
+    const auto& l = j["links"][i];
+    const std::string path = origin + ": links[" + std::to_string(i) + "]";
+    if (!l.is_object()) throw Error(path + ": expected an object with from, to, kind, generation and lanes");
+    auto endpoint = [&](const char* key) {
+      const std::string name = string_field(l, key, path, true);
+      auto it = by_name.find(name);
+      if (it == by_name.end()) throw Error(path + "." + key + ": unknown device \"" + name + "\"");
+      return it->second;
+    };
+    const DeviceId a = endpoint("from"), b = endpoint("to");
+    if (a == b) throw Error(path + ": a link joins two different devices");
+    if (!l.contains("kind")) throw Error(path + ".kind: missing");
+    const LinkKind kind = parse_enum(l["kind"], path + ".kind", kLinkKinds);
+    const std::string generation = string_field(l, "generation", path, true);
+    int lanes = 1;
+    if (l.contains("lanes")) {
+      if (!l["lanes"].is_number_integer() || l["lanes"].get<int>() < 1) throw Error(path + ".lanes: expected an integer >= 1");
+      lanes = l["lanes"].get<int>();
+    }
+    try {
+      t.add_link(a, b, kind, generation, lanes);
+    } catch (const Error& e) {
+      throw Error(path + ".generation: " + e.what());
+    }
+  }
+  if (t.gpu_count() == 0) throw Error(origin + ": devices: no GPU");
+  t.gpu_arch();       // one GPU family, with a model
+  t.gpus_per_node();  // GPUs ordered by node, equal per node
+  return t;
+}
+
+Topology load_topology_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return topology_from_json(nlohmann::json::parse(ss.str()), path);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path + ": invalid JSON: " + e.what());
+  }
+}
+
+Topology resolve_topology(const std::string& name, const PresetOptions& options) {
+  const bool file = name.size() > 5 && name.ends_with(".json");
+  if (file || name.find('/') != std::string::npos) {
+    if (options.nodes > 1) throw Error("--nodes applies to presets; a topology file describes every node itself");
+    return load_topology_file(name);
+  }
+  for (const auto& f : embedded_configs())
+    if (f.path == "topologies/" + name + ".json") {
+      if (options.nodes > 1) throw Error("--nodes applies to presets; " + name + " describes every node itself");
+      return topology_from_json(nlohmann::json::parse(f.content), "configs/" + std::string(f.path));
+    }
+  return make_preset(name, options);
+}
+
+}  // namespace ccsim::topo

@@ -1,0 +1,21 @@
+#pragma once
+// Custom topologies in JSON (configs/topologies/*.json; schema in configs/topologies/README.md).
+// Errors name the file, the JSON path and what was expected, e.g.
+// `my.json: links[3].to: unknown device "gpu9"`.
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/topology/presets.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace ccsim::topo {
+
+Topology topology_from_json(const nlohmann::json& j, const std::string& origin);
+Topology load_topology_file(const std::string& path);
+
+// What --topo names: a JSON file (a path ending in .json), a topology shipped in configs/topologies,
+// or a preset.
+Topology resolve_topology(const std::string& name, const PresetOptions& options);
+
+}  // namespace ccsim::topo
