@@ -170,3 +170,60 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
   fails(R"([1, 2])", "expected a JSON object");
   CHECK_THROWS_WITH_AS(load_topology_file("/nonexistent/t.json"), doctest::Contains("cannot open file"), Error);
 }
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/topology/import_smi.hpp"
+
+namespace {
+std::string read_shared(const std::string& relative) {
+  const std::string path = std::string(CCSIM_SHARED_DIR) + "/" + relative;
+  std::ifstream in(path);
+  INFO("shared test data: ", path);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("nvidia-smi import rebuilds machines whose derived matrix equals the real one") {
+  // Real outputs from shared/data/topologies (sources in its INDEX.md). PHB is read as NODE: the
+  // models have no shared host bridge.
+  for (const char* file : {"oneflow-8xv100-sxm2-dgx1-like-smi-topo.txt", "a800-sxm4-8gpu-nv8-smi-topo.txt",
+                           "nvidia-nccl-1617-4xh100-nv6-smi-topo.txt", "alcf-polaris-4xa100-smi-topo.txt",
+                           "asus-esc8000a-e12-4xrtx6000ada-smi-topo.txt", "rtx4090-8gpu-pcie-go-gpuallocator-17-smi-topo.txt"}) {
+    INFO(std::string(file));
+    const std::string text = read_shared(std::string("data/topologies/") + file);
+    const SmiMatrix m = parse_nvidia_smi(text, file);
+    const Topology t = import_nvidia_smi(text, file);
+    std::vector<DeviceId> ids;
+    for (std::size_t i = 0; i < t.gpu_count(); ++i) ids.push_back(t.gpu(i));
+    for (auto nic : t.nics_of_node(0)) ids.push_back(nic);
+    std::vector<std::string> labels = m.gpus;
+    labels.insert(labels.end(), m.nics.begin(), m.nics.end());
+    REQUIRE(ids.size() == labels.size());
+    int compared = 0;
+    for (std::size_t a = 0; a < labels.size(); ++a)
+      for (std::size_t b = 0; b < labels.size(); ++b) {
+        if (!m.rows.count(labels[a]) && !m.rows.count(labels[b])) continue;
+        std::string want = m.cls(labels[a], labels[b]);
+        if (want == "PHB") want = "NODE";
+        INFO(labels[a], " ", labels[b]);
+        CHECK(path_class(t, ids[a], ids[b]) == want);
+        ++compared;
+      }
+    CHECK(compared >= 16);
+  }
+}
+
+TEST_CASE("nvidia-smi import errors say where") {
+  CHECK_THROWS_WITH_AS(parse_nvidia_smi("hello\nworld\n", "t.txt"), doctest::Contains("t.txt: no nvidia-smi topo -m header"), Error);
+  CHECK_THROWS_WITH_AS(parse_nvidia_smi("\tGPU0\tGPU1\nGPU0\t X\tNV4\nGPU1\tNV4\n", "t.txt"),
+                       doctest::Contains("t.txt:3: row GPU1 has 1 cells, expected 2"), Error);
+  CHECK_THROWS_WITH_AS(parse_nvidia_smi("\tGPU0\tGPU1\nGPU0\t X\tXYZ\nGPU1\tNV4\t X\n", "t.txt"),
+                       doctest::Contains("t.txt:2: unknown path class \"XYZ\""), Error);
+  CHECK_THROWS_WITH_AS(parse_nvidia_smi(read_shared("data/topologies/dgx2-16xv100-nv6-partial-smi-topo.txt"), "dgx2.txt"),
+                       doctest::Contains("row GPU4 is missing"), Error);
+}

@@ -1,6 +1,8 @@
 // Listings: `ccsim topo list`, `ccsim algos`, `ccsim model [NAME|--file F]`.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,8 @@
 #include "sim/algorithms/registry.hpp"
 #include "sim/model.hpp"
 #include "sim/topology/paths.hpp"
+#include "sim/error.hpp"
+#include "sim/topology/import_smi.hpp"
 #include "sim/topology/json_io.hpp"
 #include "sim/topology/presets.hpp"
 
@@ -31,6 +35,16 @@ Runner add_listings(CLI::App& app) {
   topo_show->add_option("--format", *show_format, "text, json or dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
+  auto* topo_import = topo_cmd->add_subcommand(
+      "import", "Build a topology from `nvidia-smi topo -m` text, show how ccsim's derived matrix compares, write it as JSON");
+  auto import_file = std::make_shared<std::string>();
+  auto import_out = std::make_shared<std::string>();
+  auto import_options = std::make_shared<topo::SmiImportOptions>();
+  topo_import->add_option("file", *import_file, "nvidia-smi topo -m output")->required();
+  topo_import->add_option("--arch", import_options->arch, "GPU timing model (`ccsim model` lists them)")->capture_default_str();
+  topo_import->add_option("--pcie", import_options->pcie_generation, "PCIe generation")->capture_default_str();
+  topo_import->add_option("--nvlink", import_options->nvlink_generation, "NVLink generation")->capture_default_str();
+  topo_import->add_option("--out", *import_out, "Write the topology as JSON (usable with --topo)");
   auto* algos = app.add_subcommand("algos", "List the algorithms and the collectives each serves");
   auto model_name = std::make_shared<std::string>();
   auto model_file = std::make_shared<std::string>();
@@ -41,6 +55,21 @@ Runner add_listings(CLI::App& app) {
   return [=] {
     if (topo_list->parsed()) {
       for (const auto& p : topo::presets()) std::printf("%-16s %s\n", p.name.c_str(), p.description.c_str());
+      return 0;
+    }
+    if (topo_import->parsed()) {
+      std::ifstream in(*import_file);
+      if (!in) throw Error(*import_file + ": cannot open file");
+      std::stringstream text;
+      text << in.rdbuf();
+      Model::builtin(import_options->arch);  // an unknown model fails before anything is built
+      const topo::Topology t = topo::import_nvidia_smi(text.str(), *import_file, *import_options);
+      std::cout << topo::summary(t);
+      if (!import_out->empty()) {
+        std::ofstream out(*import_out);
+        if (!out) throw Error(*import_out + ": cannot open for writing");
+        out << topo::to_json(t).dump(2) << "\n";
+      }
       return 0;
     }
     if (topo_show->parsed()) {
