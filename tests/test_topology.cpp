@@ -227,3 +227,44 @@ TEST_CASE("nvidia-smi import errors say where") {
   CHECK_THROWS_WITH_AS(parse_nvidia_smi(read_shared("data/topologies/dgx2-16xv100-nv6-partial-smi-topo.txt"), "dgx2.txt"),
                        doctest::Contains("row GPU4 is missing"), Error);
 }
+
+#include "sim/topology/import_xml.hpp"
+
+TEST_CASE("an NCCL XML dump of an H100 node and the dgx-h100 preset agree on GPU paths and bandwidths") {
+  // OCI BM.GPU.H100.8 full dump (shared/data/topologies/INDEX.md): 4 NVSwitches with 4/5/5/4 lanes.
+  const Topology imported = import_nccl_xml(read_shared("data/topologies/oci-bm-gpu-h100-8-nccl-topo.xml"), "oci-h100.xml");
+  const Topology preset = make_preset("dgx-h100");
+  REQUIRE(imported.gpu_count() == 8);
+  CHECK(imported.gpu_arch() == "hopper");
+  CHECK(imported.has_nvls());
+  CHECK(imported.nics_of_node(0).size() == 8);
+  auto route_bandwidth = [](const Topology& t, std::size_t a, std::size_t b) {
+    double narrowest = 1e300;
+    for (const auto& hop : t.route(a, b).hops) {
+      double bw = 0;
+      for (auto l : hop.links) bw += t.link(l).bandwidth_bytes_per_s;
+      narrowest = std::min(narrowest, bw);
+    }
+    return narrowest;
+  };
+  for (std::size_t a = 0; a < 8; ++a)
+    for (std::size_t b = 0; b < 8; ++b) {
+      CHECK(path_class(imported, imported.gpu(a), imported.gpu(b)) == path_class(preset, preset.gpu(a), preset.gpu(b)));
+      if (a != b) CHECK(route_bandwidth(imported, a, b) == route_bandwidth(preset, a, b));
+    }
+}
+
+TEST_CASE("XML import: VM dumps with hidden NVSwitches, flattened dumps, and errors with a line") {
+  const Topology gb300 = import_nccl_xml(read_shared("data/topologies/oci-gb300-2tray-nccl-topo.xml"), "gb300.xml");
+  CHECK(gb300.gpu_count() == 8);
+  CHECK(gb300.gpu_arch() == "blackwell");
+  CHECK(path_class(gb300, gb300.gpu(0), gb300.gpu(5)) == "NV18");  // one fabric behind fffffff:ff:ff.0
+  const std::string flat = read_shared("data/topologies/azure-ndv4-nccl-topo.xml");
+  CHECK_THROWS_WITH_AS(import_nccl_xml(flat, "ndv4.xml"), doctest::Contains("has no sm attribute"), Error);
+  const Topology ndv4 = import_nccl_xml(flat, "ndv4.xml", {"ampere"});
+  CHECK(ndv4.gpu_count() == 8);
+  CHECK(path_class(ndv4, ndv4.gpu(0), ndv4.nics_of_node(0)[0]) == "PIX");
+  CHECK_THROWS_WITH_AS(import_nccl_xml("<system>\n<cpu>\n<pci class='0x0604'>\n</cpu>\n", "bad.xml"),
+                       doctest::Contains("bad.xml:4: XML error"), Error);
+  CHECK_THROWS_WITH_AS(import_nccl_xml("<graphs/>", "g.xml"), doctest::Contains("no <system> element"), Error);
+}

@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev       # configs and outputs
   doctest-dev              # unit tests
   libcli11-dev             # command line
+  libpugixml-dev           # NCCL topology XML import
   libgoogle-perftools-dev  # tcmalloc: SimGrid allocates per simulated message
 )
 

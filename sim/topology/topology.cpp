@@ -66,6 +66,14 @@ LinkId Topology::add_link(DeviceId a, DeviceId b, LinkKind kind, const std::stri
   return id;
 }
 
+void Topology::set_gpu_order(const std::vector<DeviceId>& order) {
+  std::vector<DeviceId> a = order, b = gpus_;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  if (a != b) throw Error("topology " + name_ + ": a GPU order must list every GPU once");
+  gpus_ = order;
+}
+
 std::string Topology::gpu_arch() const {
   if (gpus_.empty()) throw Error("topology " + name_ + " has no GPU");
   const std::string& arch = devices_[gpus_.front()].arch;

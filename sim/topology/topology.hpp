@@ -67,6 +67,8 @@ class Topology {
   // GPUs in rank order (the order they were added).
   std::size_t gpu_count() const { return gpus_.size(); }
   DeviceId gpu(std::size_t index) const { return gpus_.at(index); }
+  // Reorders the ranks: `order` lists every GPU device once.
+  void set_gpu_order(const std::vector<DeviceId>& order);
   // The timing-model family of the GPUs ("hopper"); Error if they differ or there are none.
   std::string gpu_arch() const;
   // GPUs per node when every node has the same number (consecutive ranks share a node); Error

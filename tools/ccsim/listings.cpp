@@ -13,6 +13,7 @@
 #include "sim/topology/paths.hpp"
 #include "sim/error.hpp"
 #include "sim/topology/import_smi.hpp"
+#include "sim/topology/import_xml.hpp"
 #include "sim/topology/json_io.hpp"
 #include "sim/topology/presets.hpp"
 
@@ -36,12 +37,18 @@ Runner add_listings(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
   auto* topo_import = topo_cmd->add_subcommand(
-      "import", "Build a topology from `nvidia-smi topo -m` text, show how ccsim's derived matrix compares, write it as JSON");
+      "import",
+      "Build a topology from an NCCL topology dump (.xml) or `nvidia-smi topo -m` text, print its summary and "
+      "derived path matrix, write it as JSON");
   auto import_file = std::make_shared<std::string>();
   auto import_out = std::make_shared<std::string>();
   auto import_options = std::make_shared<topo::SmiImportOptions>();
   topo_import->add_option("file", *import_file, "nvidia-smi topo -m output")->required();
-  topo_import->add_option("--arch", import_options->arch, "GPU timing model (`ccsim model` lists them)")->capture_default_str();
+  auto arch_given = std::make_shared<bool>(false);
+  topo_import->add_option("--arch", import_options->arch,
+                          "GPU timing model (`ccsim model` lists them); XML dumps with `sm` need none")
+      ->capture_default_str()
+      ->each([arch_given](const std::string&) { *arch_given = true; });
   topo_import->add_option("--pcie", import_options->pcie_generation, "PCIe generation")->capture_default_str();
   topo_import->add_option("--nvlink", import_options->nvlink_generation, "NVLink generation")->capture_default_str();
   topo_import->add_option("--out", *import_out, "Write the topology as JSON (usable with --topo)");
@@ -63,7 +70,9 @@ Runner add_listings(CLI::App& app) {
       std::stringstream text;
       text << in.rdbuf();
       Model::builtin(import_options->arch);  // an unknown model fails before anything is built
-      const topo::Topology t = topo::import_nvidia_smi(text.str(), *import_file, *import_options);
+      const bool xml = import_file->size() > 4 && import_file->ends_with(".xml");
+      const topo::Topology t = xml ? topo::import_nccl_xml(text.str(), *import_file, {*arch_given ? import_options->arch : ""})
+                                   : topo::import_nvidia_smi(text.str(), *import_file, *import_options);
       std::cout << topo::summary(t);
       if (!import_out->empty()) {
         std::ofstream out(*import_out);

@@ -1,0 +1,176 @@
+#include "sim/topology/import_xml.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include <pugixml.hpp>
+
+#include "sim/error.hpp"
+
+namespace ccsim::topo {
+
+namespace {
+
+int line_of(const std::string& text, std::ptrdiff_t offset) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min<std::ptrdiff_t>(offset, static_cast<std::ptrdiff_t>(text.size())), '\n'));
+}
+
+std::string arch_of_sm(int sm) {
+  if (sm >= 100) return "blackwell";
+  if (sm >= 90) return "hopper";
+  if (sm >= 80) return "ampere";
+  return "volta";
+}
+
+std::string nvlink_generation_of_sm(int sm) {
+  if (sm >= 100) return "5";
+  if (sm >= 90) return "4";
+  if (sm >= 80) return "3";
+  if (sm >= 70) return "2";
+  return "1";
+}
+
+// "32.0 GT/s PCIe" -> "5"; 0 when absent or unknown.
+int pcie_generation_of(const std::string& speed) {
+  const double gts = std::atof(speed.c_str());
+  if (gts >= 60) return 6;
+  if (gts >= 30) return 5;
+  if (gts >= 15) return 4;
+  if (gts >= 7) return 3;
+  return 0;  // absent, or an idle link trained down (the dump reads the current speed)
+}
+
+struct Builder {
+  const std::string& text;
+  const std::string& origin;
+  const XmlImportOptions& options;
+  Topology& t;
+  int switches = 0, nics = 0;
+  std::vector<std::pair<int, DeviceId>> gpu_order;  // (rank or dev, device)
+  std::map<std::string, DeviceId> gpu_by_bus;
+  std::vector<std::tuple<DeviceId, std::string, int, std::string, int>> nvlinks;  // gpu, target, count, tclass, sm
+  int max_sm = 0;
+
+  Builder(const std::string& txt, const std::string& org, const XmlImportOptions& o, Topology& topology)
+      : text(txt), origin(org), options(o), t(topology) {}
+
+  [[noreturn]] void fail(const pugi::xml_node& node, const std::string& what) {
+    throw Error(origin + ":" + std::to_string(line_of(text, node.offset_debug())) + ": " + what);
+  }
+
+  // The fastest generation below a node: an idle bridge reports its trained-down speed.
+  int fastest_below(const pugi::xml_node& pci) {
+    int best = pcie_generation_of(pci.attribute("link_speed").as_string());
+    for (auto child : pci.children("pci")) best = std::max(best, fastest_below(child));
+    return best;
+  }
+
+  void link_up(DeviceId child, DeviceId parent, const pugi::xml_node& pci) {
+    int gen = pcie_generation_of(pci.attribute("link_speed").as_string());
+    if (gen == 0) gen = fastest_below(pci);
+    if (gen == 0) gen = 4;  // no speed recorded anywhere (provider-written files): PCIe Gen4
+    int width = pci.attribute("link_width").as_int(16);
+    if (width <= 0) width = 16;
+    t.add_link(child, parent, LinkKind::pcie, std::to_string(gen), width);
+  }
+
+  void walk_pci(const pugi::xml_node& pci, DeviceId parent) {
+    const std::string cls = pci.attribute("class").as_string();
+    if (cls.empty()) fail(pci, "pci element without a class attribute");
+    const std::string bus = pci.attribute("busid").as_string();
+    if (cls.rfind("0x0604", 0) == 0) {  // bridge: a PCIe switch
+      const DeviceId sw = t.add_device({"pcie" + std::to_string(switches++), DeviceKind::pcie_switch, 0, "", false});
+      link_up(sw, parent, pci);
+      for (auto child : pci.children("pci")) walk_pci(child, sw);
+      for (auto nic : pci.children("nic")) add_nic(nic, sw, pci);
+    } else if (cls.rfind("0x03", 0) == 0) {  // display controller: a GPU
+      const auto gpu = pci.child("gpu");
+      const int sm = gpu ? gpu.attribute("sm").as_int(0) : 0;
+      max_sm = std::max(max_sm, sm);
+      std::string arch = sm > 0 ? arch_of_sm(sm) : options.arch;
+      if (arch.empty()) fail(pci, "GPU " + bus + " has no sm attribute: give the GPU family (--arch)");
+      const DeviceId id = t.add_device({"gpu@" + bus, DeviceKind::gpu, 0, arch, false});
+      link_up(id, parent, pci);
+      gpu_by_bus[bus] = id;
+      const int order = gpu ? gpu.attribute("rank").as_int(gpu.attribute("dev").as_int(static_cast<int>(gpu_order.size())))
+                            : static_cast<int>(gpu_order.size());
+      gpu_order.emplace_back(order, id);
+      if (gpu)
+        for (auto nv : gpu.children("nvlink"))
+          nvlinks.emplace_back(id, nv.attribute("target").as_string(), nv.attribute("count").as_int(1),
+                               nv.attribute("tclass").as_string(), sm);
+    } else if (cls.rfind("0x02", 0) == 0) {  // network controller
+      add_nic(pci.child("nic"), parent, pci);
+    }
+    // Other classes (storage, 0x0680 NVSwitch bridges, ...) carry no collective traffic.
+  }
+
+  void add_nic(const pugi::xml_node&, DeviceId parent, const pugi::xml_node& pci) {
+    const DeviceId nic = t.add_device({"nic" + std::to_string(nics++), DeviceKind::nic, 0, "", false});
+    link_up(nic, parent, pci);
+  }
+};
+
+}  // namespace
+
+Topology import_nccl_xml(const std::string& text, const std::string& origin, const XmlImportOptions& options) {
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());
+  if (!parsed)
+    throw Error(origin + ":" + std::to_string(line_of(text, parsed.offset)) + ": XML error: " + parsed.description());
+  const pugi::xml_node system = doc.child("system");
+  if (!system) throw Error(origin + ": no <system> element (not an NCCL topology dump)");
+  Topology topology(origin);
+  Builder b(text, origin, options, topology);
+  std::vector<DeviceId> cpus;
+  std::string vendor;
+  int model = 0;
+  for (auto cpu : system.children("cpu")) {
+    const DeviceId id = b.t.add_device({"cpu" + std::string(cpu.attribute("numaid").as_string(std::to_string(cpus.size()).c_str())),
+                                         DeviceKind::cpu, 0, "", false});
+    cpus.push_back(id);
+    vendor = cpu.attribute("vendor").as_string();
+    model = cpu.attribute("modelid").as_int(0);
+    for (auto pci : cpu.children("pci")) b.walk_pci(pci, id);
+    for (auto nic : cpu.children("nic")) {  // socket NICs outside PCIe switches
+      const DeviceId n = b.t.add_device({"nic" + std::to_string(b.nics++), DeviceKind::nic, 0, "", false});
+      b.t.add_link(n, id, LinkKind::pcie, "4", 16);
+      (void)nic;
+    }
+  }
+  if (cpus.empty()) throw Error(origin + ": <system> has no <cpu> element");
+  const std::string cpu_link = vendor == "AuthenticAMD" ? "xgmi" : (vendor == "GenuineIntel" && model < 143 ? "upi-skl" : "upi-spr");
+  for (std::size_t i = 0; i < cpus.size(); ++i)
+    for (std::size_t j = i + 1; j < cpus.size(); ++j) b.t.add_link(cpus[i], cpus[j], LinkKind::cpu, cpu_link, 1);
+
+  // NVLink: bonds to NVSwitches (one device per target; the hidden VM target stands for the whole
+  // fabric), or to a peer GPU (each direction is listed on both GPUs: keep one).
+  std::map<std::string, DeviceId> switches;
+  std::set<std::pair<DeviceId, DeviceId>> peer_links;
+  for (const auto& [gpu, target, count, tclass, sm] : b.nvlinks) {
+    if (tclass == "0x068000" || target.rfind("fffffff", 0) == 0) {
+      if (!switches.count(target))
+        switches[target] = b.t.add_device({"nvswitch" + std::to_string(switches.size()), DeviceKind::nvswitch, 0, "",
+                                           sm >= 90});  // NVSwitch gen 3 (Hopper) reduces: NVLS
+      b.t.add_link(gpu, switches[target], LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
+    } else if (tclass == "0x030200" || tclass == "0x030000") {
+      auto it = b.gpu_by_bus.find(target);
+      if (it == b.gpu_by_bus.end() || it->second == gpu) continue;  // providers sometimes point at the GPU itself
+      const auto key = std::minmax(gpu, it->second);
+      if (peer_links.insert(key).second) b.t.add_link(gpu, it->second, LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
+    }
+  }
+  if (b.t.gpu_count() == 0) throw Error(origin + ": the dump lists no GPU");
+  // Ranks follow NCCL's rank (or dev) attributes, not document order.
+  std::stable_sort(b.gpu_order.begin(), b.gpu_order.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<DeviceId> order;
+  for (const auto& [rank, id] : b.gpu_order) order.push_back(id);
+  b.t.set_gpu_order(order);
+  topology.gpu_arch();  // one GPU family
+  return topology;
+}
+
+}  // namespace ccsim::topo

@@ -1,0 +1,19 @@
+#pragma once
+// Importer for NCCL's topology dump (NCCL_TOPO_DUMP_FILE / NCCL_TOPO_FILE XML, reference/
+// nccl-model.md §6.1): cpu elements become sockets, nested pci bridges PCIe switches, pci GPUs and
+// NICs their devices, nvlink elements NVLink bonds (to an NVSwitch fabric for tclass 0x068000 or
+// the hidden target fffffff:ff:ff.0 of VMs, else to the peer GPU). GPU families and NVLink
+// generations come from `sm`; PCIe generations from link_speed.
+#include <string>
+
+#include "sim/topology/topology.hpp"
+
+namespace ccsim::topo {
+
+struct XmlImportOptions {
+  std::string arch;  // GPU timing model when the dump has no `sm` (flattened dumps); else from sm
+};
+
+Topology import_nccl_xml(const std::string& text, const std::string& origin, const XmlImportOptions& options = {});
+
+}  // namespace ccsim::topo
