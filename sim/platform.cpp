@@ -57,6 +57,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     const topo::Route route = route_between(src, dst);
     PlatformRoute pr;
     pr.latency_class = route.latency_class;
+    pr.extra_latency_s = route.device_latency_s;
     for (const auto& hop : route.hops) {
       std::vector<topo::LinkId> key = hop.links;
       std::sort(key.begin(), key.end());

@@ -24,6 +24,7 @@ struct PlatformLink {
 struct PlatformRoute {
   std::vector<std::pair<std::size_t, bool>> hops;  // (index into links, forward?)
   LatencyClass latency_class = LatencyClass::nvlink;
+  double extra_latency_s = 0;  // switches on the way (topology what-ifs)
 };
 
 class PlatformPlan {

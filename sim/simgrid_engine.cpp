@@ -80,7 +80,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (in_flight.size() >= kMaxSendsInFlight) retire_oldest();
         const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
         const double alpha =
-            step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
+            step.fused ? 0.0
+                       : ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)] +
+                             route.extra_latency_s;
         if (alpha > 0) sg4::this_actor::sleep_for(alpha);
         const std::uint64_t bytes = wire_bytes(step, elem);
         sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);

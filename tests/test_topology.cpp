@@ -268,3 +268,36 @@ TEST_CASE("XML import: VM dumps with hidden NVSwitches, flattened dumps, and err
                        doctest::Contains("bad.xml:4: XML error"), Error);
   CHECK_THROWS_WITH_AS(import_nccl_xml("<graphs/>", "g.xml"), doctest::Contains("no <system> element"), Error);
 }
+
+TEST_CASE("fabrics: plain two- and three-tier fat trees, NIC generation, switch latency") {
+  PresetOptions o;
+  o.nodes = 8;
+  o.leaf_ports = 16;  // 8 NICs per leaf: one node per leaf
+  o.fabric = "fat-tree";
+  const Topology two = make_preset("dgx-h100", o);
+  // Same rail, different nodes: up to a spine and down again (leaf, spine, leaf).
+  const auto r2 = route_names(two, 3, 11);
+  CHECK(r2.size() == 8);
+  CHECK(r2[3].rfind("spine", 0) == 0);
+  o.fabric = "fat-tree-3";
+  o.leaf_ports = 4;  // 2 NICs per leaf, 2 leaves per pod: nodes 0 and 5 sit in different pods
+  const Topology three = make_preset("dgx-h100", o);
+  const auto r3 = route_names(three, 0, 40);
+  CHECK(r3.size() == 10);  // pcie, nic, leaf, agg, core, agg, leaf, nic, pcie, gpu
+  CHECK(r3[3].find(".agg") != std::string::npos);
+  CHECK(r3[4].rfind("spine", 0) == 0);
+  o.fabric = "rail";
+  o.nic = "xdr";
+  o.switch_latency_us = 0.5;
+  const Topology xdr = make_preset("dgx-h100", o);
+  const Route r = xdr.route(0, 8);
+  CHECK(r.device_latency_s == doctest::Approx(0.5e-6));  // the rail's leaf
+  bool found_xdr = false;
+  for (const auto& l : xdr.links()) found_xdr |= l.kind == LinkKind::net && l.generation == "xdr";
+  CHECK(found_xdr);
+  o.fabric = "torus";
+  CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("unknown fabric \"torus\""), Error);
+  o.fabric = "rail";
+  o.nic = "ndr2";
+  CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("no net generation \"ndr2\""), Error);
+}

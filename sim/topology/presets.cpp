@@ -136,21 +136,66 @@ std::vector<DeviceId> add_dgx_a100_node(Topology& t, int node, int nodes) {
   return nics;
 }
 
-// Rail-optimised two-tier fat tree: NIC i of every node on leaf i (its rail), every leaf joined to
-// every spine with enough lanes to carry its nodes' traffic divided by the oversubscription.
-void add_rail_fat_tree(Topology& t, const std::vector<std::vector<DeviceId>>& nics_by_node, const PresetOptions& o,
-                       const std::string& generation) {
+DeviceId add_switch(Topology& t, const std::string& name, const PresetOptions& o) {
+  Device d{name, DeviceKind::net_switch, 0, "", o.sharp};
+  d.latency_s = o.switch_latency_us * 1e-6;
+  return t.add_device(d);
+}
+
+// Lanes of one up-link so that `down` ports below a switch reach `uplinks` switches above it with
+// the chosen oversubscription.
+int uplink_lanes(int down, int uplinks, double oversubscription) {
+  return std::max(1, static_cast<int>(std::lround(down / (uplinks * std::max(oversubscription, 1e-9)))));
+}
+
+// The network joining the nodes' NICs.
+//  rail:       leaf r holds NIC r of every node (NVIDIA's rail-optimised design); every leaf
+//              reaches every spine.
+//  fat-tree:   NICs fill leaves of leaf_ports/2 down-ports in node order; every leaf reaches every spine.
+//  fat-tree-3: as fat-tree, leaves grouped in pods of leaf_ports/2 leaves, each pod with `spines`
+//              aggregation switches, every aggregation switch reaching every core switch (`spines`).
+void add_fabric(Topology& t, const std::vector<std::vector<DeviceId>>& nics_by_node, const PresetOptions& o,
+                const std::string& generation) {
   const int nodes = static_cast<int>(nics_by_node.size());
   const int rails = static_cast<int>(nics_by_node.front().size());
   std::vector<DeviceId> spines;
-  for (int s = 0; s < o.spines; ++s)
-    spines.push_back(t.add_device({"spine" + std::to_string(s), DeviceKind::net_switch, 0, "", o.sharp}));
-  const int uplink_lanes =
-      std::max(1, static_cast<int>(std::lround(nodes / (o.spines * std::max(o.oversubscription, 1e-9)))));
-  for (int r = 0; r < rails; ++r) {
-    const DeviceId leaf = t.add_device({"leaf" + std::to_string(r), DeviceKind::net_switch, 0, "", o.sharp});
-    for (int n = 0; n < nodes; ++n) t.add_link(nics_by_node[static_cast<std::size_t>(n)][static_cast<std::size_t>(r)], leaf, LinkKind::net, generation, 1);
-    for (auto s : spines) t.add_link(leaf, s, LinkKind::net, generation, uplink_lanes);
+  for (int s = 0; s < o.spines; ++s) spines.push_back(add_switch(t, "spine" + std::to_string(s), o));
+  if (o.fabric == "rail") {
+    for (int r = 0; r < rails; ++r) {
+      const DeviceId leaf = add_switch(t, "leaf" + std::to_string(r), o);
+      for (int n = 0; n < nodes; ++n)
+        t.add_link(nics_by_node[static_cast<std::size_t>(n)][static_cast<std::size_t>(r)], leaf, LinkKind::net, generation, 1);
+      for (auto s : spines) t.add_link(leaf, s, LinkKind::net, generation, uplink_lanes(nodes, o.spines, o.oversubscription));
+    }
+    return;
+  }
+  const int down = std::max(1, o.leaf_ports / 2);
+  std::vector<DeviceId> all_nics;
+  for (const auto& node : nics_by_node) all_nics.insert(all_nics.end(), node.begin(), node.end());
+  const int leaves = (static_cast<int>(all_nics.size()) + down - 1) / down;
+  std::vector<DeviceId> leaf_ids;
+  for (int l = 0; l < leaves; ++l) {
+    const DeviceId leaf = add_switch(t, "leaf" + std::to_string(l), o);
+    for (int k = l * down; k < std::min<int>((l + 1) * down, static_cast<int>(all_nics.size())); ++k)
+      t.add_link(all_nics[static_cast<std::size_t>(k)], leaf, LinkKind::net, generation, 1);
+    leaf_ids.push_back(leaf);
+  }
+  if (o.fabric == "fat-tree") {
+    for (auto leaf : leaf_ids)
+      for (auto s : spines) t.add_link(leaf, s, LinkKind::net, generation, uplink_lanes(down, o.spines, o.oversubscription));
+    return;
+  }
+  const int leaves_per_pod = down;
+  for (int p = 0; p * leaves_per_pod < leaves; ++p) {
+    std::vector<DeviceId> aggs;
+    for (int a = 0; a < o.spines; ++a) aggs.push_back(add_switch(t, "pod" + std::to_string(p) + ".agg" + std::to_string(a), o));
+    const int pod_leaves = std::min(leaves_per_pod, leaves - p * leaves_per_pod);
+    for (int l = 0; l < pod_leaves; ++l)
+      for (auto a : aggs)
+        t.add_link(leaf_ids[static_cast<std::size_t>(p * leaves_per_pod + l)], a, LinkKind::net, generation,
+                   uplink_lanes(down, o.spines, o.oversubscription));
+    for (auto a : aggs)  // an aggregation switch carries its pod's share up, non-blocking above the leaves
+      for (auto core : spines) t.add_link(a, core, LinkKind::net, generation, uplink_lanes(pod_leaves * down, o.spines * o.spines, o.oversubscription));
   }
 }
 
@@ -166,7 +211,7 @@ std::function<Topology(const PresetOptions&)> networked(const std::string& name,
     Topology t(o.nodes > 1 ? name + " x" + std::to_string(o.nodes) : name);
     std::vector<std::vector<DeviceId>> nics;
     for (int n = 0; n < o.nodes; ++n) nics.push_back(node(t, n, o.nodes));
-    if (o.nodes > 1) add_rail_fat_tree(t, nics, o, net_gen);
+    if (o.nodes > 1) add_fabric(t, nics, o, o.nic.empty() ? net_gen : o.nic);
     return t;
   };
 }
@@ -278,6 +323,12 @@ Topology make_preset(const std::string& name, const PresetOptions& options) {
     if (options.nodes > 1 && !p.info.networked)
       throw Error("preset " + name + " has no NICs: it cannot span nodes");
     if (options.spines < 1) throw Error("a fat tree needs at least one spine");
+    if (options.fabric != "rail" && options.fabric != "fat-tree" && options.fabric != "fat-tree-3")
+      throw Error("unknown fabric \"" + options.fabric + "\" (expected rail, fat-tree or fat-tree-3)");
+    if (options.leaf_ports < 2) throw Error("a switch needs at least 2 ports");
+    if (options.oversubscription < 1) throw Error("oversubscription must be at least 1");
+    if (options.switch_latency_us < 0) throw Error("switch latency must not be negative");
+    if (!options.nic.empty()) lane_bandwidth_bytes_per_s(LinkKind::net, options.nic);  // unknown: clear error
     return p.build(options);
   }
   std::string known;

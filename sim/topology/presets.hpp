@@ -11,8 +11,12 @@ namespace ccsim::topo {
 struct PresetOptions {
   std::optional<int> gpus;  // for presets whose size is a parameter
   int nodes = 1;            // > 1: that many copies joined by a rail-optimised fat tree
-  int spines = 8;           // fat tree: spine switches
+  std::string fabric = "rail";     // rail (one leaf per NIC index), fat-tree (2 tiers), fat-tree-3
+  std::string nic;                // network generation (ndr, xdr, eth400, ...); empty: the preset's
+  int spines = 8;                 // fat tree: spine (top-tier) switches
+  int leaf_ports = 64;            // fat tree: switch radix, half down, half up (NVIDIA Quantum-2: 64 NDR ports)
   double oversubscription = 1.0;  // fat tree: leaf down-link capacity over up-link capacity
+  double switch_latency_us = 0;   // per network switch crossed, beyond the model's NET hop latency
   bool sharp = false;             // fat tree: switches reduce in the network (InfiniBand SHARP)
 };
 

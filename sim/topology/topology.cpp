@@ -171,7 +171,12 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   }
 
   // 3. Shortest path whose intermediate devices are not GPUs (GPUs do not forward traffic).
-  return shortest_path(src, [dst](DeviceId d) { return d == dst; }, src_gpu * 2654435761u + dst_gpu * 40503u);
+  // ECMP-like hash of the pair (splitmix64 finaliser): well mixed even for pairs a rail apart.
+  std::uint64_t h = (static_cast<std::uint64_t>(src_gpu) << 32) ^ dst_gpu;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return shortest_path(src, [dst](DeviceId d) { return d == dst; }, static_cast<std::size_t>(h));
 }
 
 Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const {
@@ -190,12 +195,15 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
     }
     if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
     // Equal-cost paths (a leaf's spines) are spread over GPU pairs like ECMP hashing: each pair
-    // starts its scan of a switch's links at its own offset. Deterministic.
-    const auto edges = boost::out_edges(v, graph_);
-    const std::size_t degree = static_cast<std::size_t>(std::distance(edges.first, edges.second));
-    const std::size_t start = degree == 0 ? 0 : spread % degree;
-    for (std::size_t k = 0; k < degree; ++k) {
-      const LinkId l = graph_[*std::next(edges.first, static_cast<std::ptrdiff_t>((start + k) % degree))];
+    // scans the links towards each kind of device (NICs, switches, ...) from its own offset.
+    // Deterministic.
+    std::map<DeviceKind, std::vector<LinkId>> by_kind;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_)))
+      by_kind[devices_[other_end(graph_[e], v)].kind].push_back(graph_[e]);
+    std::vector<LinkId> order;
+    for (const auto& [kind, group] : by_kind)
+      for (std::size_t k = 0; k < group.size(); ++k) order.push_back(group[(spread + k) % group.size()]);
+    for (const LinkId l : order) {
       const DeviceId w = other_end(l, v);
       if (seen[w]) continue;
       seen[w] = true;
@@ -220,6 +228,7 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
       pcie |= links_[l].kind == LinkKind::pcie || links_[l].kind == LinkKind::cpu;
     }
   route.latency_class = net ? LatencyClass::net : pcie ? LatencyClass::pcie : LatencyClass::nvlink;
+  for (std::size_t i = 1; i < route.hops.size(); ++i) route.device_latency_s += devices_[route.hops[i].from].latency_s;
   return route;
 }
 

@@ -23,6 +23,7 @@ struct Device {
   int node = 0;              // machine (server) index
   std::string arch;          // GPUs: timing-model family, e.g. "hopper"
   bool in_switch_reduction = false;  // switches: can reduce / multicast (NVLS, SHARP)
+  double latency_s = 0;              // switches: added to every route that crosses them
 };
 
 struct Link {
@@ -48,6 +49,7 @@ struct RouteHop {
 struct Route {
   std::vector<RouteHop> hops;
   LatencyClass latency_class = LatencyClass::nvlink;
+  double device_latency_s = 0;  // switches crossed (Device::latency_s), beyond the model's per-class latency
 };
 
 class Topology {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/topology_args.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/model.hpp"
 #include "sim/topology/paths.hpp"
@@ -24,15 +25,9 @@ Runner add_listings(CLI::App& app) {
   topo_cmd->require_subcommand(1);
   auto* topo_list = topo_cmd->add_subcommand("list", "List the topology presets");
   auto* topo_show = topo_cmd->add_subcommand("show", "Summary and GPU/NIC path matrix (nvidia-smi topo -m style)");
-  auto show_preset = std::make_shared<std::string>("dgx-h100");
-  auto show_nodes = std::make_shared<int>(1);
-  auto show_gpus = std::make_shared<std::optional<int>>();
+  auto show_topology = std::make_shared<TopologyArgs>();
   auto show_format = std::make_shared<std::string>("text");
-  auto show_sharp = std::make_shared<bool>(false);
-  topo_show->add_option("--topo", *show_preset, "Topology preset")->capture_default_str();
-  topo_show->add_option("--nodes", *show_nodes, "Nodes of a networked preset")->capture_default_str();
-  topo_show->add_option("--gpus", *show_gpus, "GPU count of a sized preset");
-  topo_show->add_flag("--sharp", *show_sharp, "SHARP-capable network switches");
+  add_topology_options(topo_show, *show_topology);
   topo_show->add_option("--format", *show_format, "text, json or dot (Graphviz)")
       ->check(CLI::IsMember({"text", "json", "dot"}))
       ->capture_default_str();
@@ -82,11 +77,7 @@ Runner add_listings(CLI::App& app) {
       return 0;
     }
     if (topo_show->parsed()) {
-      topo::PresetOptions o;
-      o.nodes = *show_nodes;
-      o.gpus = *show_gpus;
-      o.sharp = *show_sharp;
-      const topo::Topology t = topo::resolve_topology(*show_preset, o);
+      const topo::Topology t = build_topology(*show_topology);
       if (*show_format == "json") std::cout << topo::to_json(t).dump(2) << "\n";
       else if (*show_format == "dot") std::cout << topo::to_dot(t);
       else std::cout << topo::summary(t);

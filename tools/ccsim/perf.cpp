@@ -9,6 +9,7 @@
 #include "ccsim/commands.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/sizes.hpp"
+#include "ccsim/topology_args.hpp"
 #include "sim/error.hpp"
 #include "sim/topology/json_io.hpp"
 #include "sim/topology/presets.hpp"
@@ -25,10 +26,7 @@ struct PerfArgs {
   std::string op = "sum";
   int root = 0;
   int check = 1;
-  std::string topology = "dgx-h100";
-  std::optional<int> gpus;
-  int nodes = 1;
-  bool sharp = false;
+  TopologyArgs topology;
   std::optional<int> ranks;
   std::string model_file;
   std::string algorithm;
@@ -57,11 +55,7 @@ int run_perf(const PerfArgs& a) {
         throw Error("size " + std::to_string(s) + " B is not a multiple of the " + std::to_string(element_bytes(t)) +
                     "-byte " + std::string(to_string(t)) + " element");
 
-  topo::PresetOptions preset_options;
-  preset_options.gpus = a.gpus;
-  preset_options.nodes = a.nodes;
-  preset_options.sharp = a.sharp;
-  const topo::Topology topology = topo::resolve_topology(a.topology, preset_options);
+  const topo::Topology topology = build_topology(a.topology);
   const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
   const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
   if (nranks < 1 || static_cast<std::size_t>(nranks) > topology.gpu_count())
@@ -161,11 +155,7 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("-c,--check", args->check, "Check data with the CPU executor (0: print N/A)")->capture_default_str();
   cmd->add_option("--check-limit", args->check_limit,
                   "Host memory the data check may use; larger points print N/A")->capture_default_str();
-  cmd->add_option("--topo", args->topology, "Topology preset (see `ccsim topo list`)")->capture_default_str();
-  cmd->add_option("--gpus", args->gpus, "GPU count of a sized preset such as nvswitch-flat");
-  cmd->add_option("--nodes", args->nodes, "Nodes of a networked preset, joined by a rail-optimised fat tree")
-      ->capture_default_str();
-  cmd->add_flag("--sharp", args->sharp, "The fat tree's switches reduce in the network (SHARP), for collnet_*");
+  add_topology_options(cmd, args->topology);
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--algo", args->algorithm,

@@ -1,0 +1,20 @@
+#pragma once
+// The options that choose a machine, shared by every command that takes one.
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/topology/presets.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace ccsim::cli {
+
+struct TopologyArgs {
+  std::string name = "dgx-h100";
+  topo::PresetOptions preset;
+};
+
+void add_topology_options(CLI::App* cmd, TopologyArgs& args);
+topo::Topology build_topology(const TopologyArgs& args);
+
+}  // namespace ccsim::cli
