@@ -55,6 +55,7 @@ class Model {
   double nvlink_efficiency() const { return get("nvlink_efficiency"); }
   double pcie_efficiency() const { return get("pcie_efficiency"); }
   double net_efficiency() const { return get("net_efficiency"); }
+  double cpu_p2p_bandwidth_factor() const { return get("cpu_p2p_bandwidth_factor"); }
   // A channel is one thread block; it cannot drive more than this on its own. 0: no cap.
   double channel_bandwidth_bytes_per_s(Protocol p) const;
   double hbm_bandwidth_bytes_per_s() const { return get("hbm_bandwidth_gbps") * 1e9; }

@@ -85,6 +85,14 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
       }
       pr.hops.emplace_back(it->second, hop.from == common);
     }
+    if (route.via_cpu && !schedule.is_switch(src) && !schedule.is_switch(dst)) {
+      double narrowest = 0;
+      for (const auto& [link, forward] : pr.hops) {
+        const double bw = plan.links_[link].bandwidth_bytes_per_s;
+        narrowest = narrowest == 0 ? bw : std::min(narrowest, bw);
+      }
+      pr.rate_limit_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor();
+    }
     plan.routes_[{src, dst}] = std::move(pr);
   }
   return plan;

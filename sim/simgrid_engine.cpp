@@ -86,7 +86,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (alpha > 0) sg4::this_actor::sleep_for(alpha);
         const std::uint64_t bytes = wire_bytes(step, elem);
         sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);
-        const double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
+        double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
+        if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
         if (cap > 0) comm->set_rate(cap);
         comm->start();
         ++ctx.messages;
@@ -147,6 +148,8 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
       if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
       double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol);
+      const double limit = plan.route(step.peer, stream.rank).rate_limit_bytes_per_s;
+      if (limit > 0) bottleneck = bottleneck > 0 ? std::min(bottleneck, limit) : limit;
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
         const double bw = plan.links()[link].bandwidth_bytes_per_s;
         bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;

@@ -196,3 +196,22 @@ TEST_CASE("contention-free times match the closed forms of the classic algorithm
   check_closed_form(simulate_pure("pairwise", CollectiveKind::alltoall, 7, 7 * 4096),
                     6 * (kAlpha + 4096 * 4.0 / kPortBandwidth));
 }
+
+#include <nlohmann/json.hpp>
+
+#include "sim/topology/json_io.hpp"
+
+TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link") {
+  const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "two-on-a-cpu", "devices": [
+      {"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
+      {"name": "cpu0", "kind": "cpu"}],
+    "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16}]})"), "test");
+  Model m = pure_alpha_beta();
+  m.set("pcie_efficiency", 1.0, "test");
+  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  const std::uint64_t bytes = 100'000'000;
+  const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
+  const double time = simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s();
+  CHECK(time == doctest::Approx(kAlpha + bytes / (link * m.cpu_p2p_bandwidth_factor())).epsilon(1e-9));
+}

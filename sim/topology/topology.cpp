@@ -228,7 +228,10 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
       pcie |= links_[l].kind == LinkKind::pcie || links_[l].kind == LinkKind::cpu;
     }
   route.latency_class = net ? LatencyClass::net : pcie ? LatencyClass::pcie : LatencyClass::nvlink;
-  for (std::size_t i = 1; i < route.hops.size(); ++i) route.device_latency_s += devices_[route.hops[i].from].latency_s;
+  for (std::size_t i = 1; i < route.hops.size(); ++i) {
+    route.device_latency_s += devices_[route.hops[i].from].latency_s;
+    route.via_cpu |= devices_[route.hops[i].from].kind == DeviceKind::cpu;
+  }
   return route;
 }
 

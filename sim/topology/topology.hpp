@@ -50,6 +50,7 @@ struct Route {
   std::vector<RouteHop> hops;
   LatencyClass latency_class = LatencyClass::nvlink;
   double device_latency_s = 0;  // switches crossed (Device::latency_s), beyond the model's per-class latency
+  bool via_cpu = false;         // crosses a CPU (PCIe root complex): P2P there is slower
 };
 
 class Topology {
