@@ -176,6 +176,11 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
+  // Tens of thousands of actors (1024 ranks x 16 channels x 2 streams): without guard pages each
+  // stack is one memory mapping, which keeps us under Linux's default vm.max_map_count (65530);
+  // the actors' own frames are shallow, so 128 KiB stacks are ample.
+  sg4::Engine::set_config("contexts/guard-size:0");
+  sg4::Engine::set_config("contexts/stack-size:128");
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, 0, 0};
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);

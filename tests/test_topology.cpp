@@ -238,15 +238,6 @@ TEST_CASE("an NCCL XML dump of an H100 node and the dgx-h100 preset agree on GPU
   CHECK(imported.gpu_arch() == "hopper");
   CHECK(imported.has_nvls());
   CHECK(imported.nics_of_node(0).size() == 8);
-  auto route_bandwidth = [](const Topology& t, std::size_t a, std::size_t b) {
-    double narrowest = 1e300;
-    for (const auto& hop : t.route(a, b).hops) {
-      double bw = 0;
-      for (auto l : hop.links) bw += t.link(l).bandwidth_bytes_per_s;
-      narrowest = std::min(narrowest, bw);
-    }
-    return narrowest;
-  };
   for (std::size_t a = 0; a < 8; ++a)
     for (std::size_t b = 0; b < 8; ++b) {
       CHECK(path_class(imported, imported.gpu(a), imported.gpu(b)) == path_class(preset, preset.gpu(a), preset.gpu(b)));

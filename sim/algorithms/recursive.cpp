@@ -22,19 +22,27 @@ struct Fold {
   int end_real(int b) const { return b - 1 < rem ? 2 * (b - 1) + 2 : b + rem; }
 };
 
-void rd_all_reduce(const CollectiveSpec& spec, const Fold& f, int r, const Part& part, StepWriter& w) {
-  const Region in{BufferId::input, part.offset, part.count}, out{BufferId::output, part.offset, part.count};
+// The all_reduce fold: a lone rank just copies; a folded-out rank hands its data up and waits for
+// the result; the others start from their input (plus the folded neighbour's). False when the
+// rank has nothing more to do.
+bool fold_in(const CollectiveSpec& spec, const Fold& f, int r, const Region& in, const Region& out, StepWriter& w) {
   if (spec.nranks == 1) {
     w.copy(in, out, true);
-    return;
+    return false;
   }
   if (f.folded_out(r)) {
     w.send(r + 1, in);
     w.recv(r + 1, out);
-    return;
+    return false;
   }
   if (f.absorbs(r)) w.recv_reduce(r - 1, in, out);
   else w.copy(in, out);
+  return true;
+}
+
+void rd_all_reduce(const CollectiveSpec& spec, const Fold& f, int r, const Part& part, StepWriter& w) {
+  const Region in{BufferId::input, part.offset, part.count}, out{BufferId::output, part.offset, part.count};
+  if (!fold_in(spec, f, r, in, out, w)) return;
   const int v = f.virtual_rank(r);
   for (int mask = 1; mask < f.p; mask <<= 1) {
     const int partner = f.real_rank(v ^ mask);
@@ -67,17 +75,7 @@ void rd_all_gather(const CollectiveSpec& spec, const Fold& f, int r, const Part&
 
 void hd_all_reduce(const CollectiveSpec& spec, const Fold& f, int r, const Part& part, StepWriter& w) {
   const Region in{BufferId::input, part.offset, part.count}, out{BufferId::output, part.offset, part.count};
-  if (spec.nranks == 1) {
-    w.copy(in, out, true);
-    return;
-  }
-  if (f.folded_out(r)) {
-    w.send(r + 1, in);
-    w.recv(r + 1, out);
-    return;
-  }
-  if (f.absorbs(r)) w.recv_reduce(r - 1, in, out);
-  else w.copy(in, out);
+  if (!fold_in(spec, f, r, in, out, w)) return;
   // Elements of parts [lo, hi) when the channel's part is cut into p near-equal pieces.
   const auto p = static_cast<std::uint64_t>(f.p);
   auto range = [&](int lo, int hi) {

@@ -1,5 +1,6 @@
 #include "sim/topology/paths.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -47,6 +48,16 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
   // of them is NODE in nvidia-smi's terms. PHB (one shared host bridge) does not arise in our models.
   if (via_cpu) return "NODE";
   return pcie_switches <= 1 ? "PIX" : "PXB";
+}
+
+double route_bandwidth(const Topology& t, std::size_t gpu_a, std::size_t gpu_b) {
+  double narrowest = 1e300;
+  for (const auto& hop : t.route(gpu_a, gpu_b).hops) {
+    double bw = 0;
+    for (auto l : hop.links) bw += t.link(l).bandwidth_bytes_per_s;
+    narrowest = std::min(narrowest, bw);
+  }
+  return narrowest;
 }
 
 std::string path_matrix(const Topology& t, int node) {

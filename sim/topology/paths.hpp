@@ -13,6 +13,8 @@
 namespace ccsim::topo {
 
 std::string path_class(const Topology& t, DeviceId a, DeviceId b);
+// Signalling bandwidth per direction of the narrowest hop between two GPUs (by rank index).
+double route_bandwidth(const Topology& t, std::size_t gpu_a, std::size_t gpu_b);
 
 // The GPU and NIC matrix of one node, as `nvidia-smi topo -m` prints it.
 std::string path_matrix(const Topology& t, int node = 0);

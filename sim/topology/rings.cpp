@@ -1,22 +1,13 @@
 #include "sim/topology/rings.hpp"
 
+#include "sim/topology/paths.hpp"
+
 #include <algorithm>
 #include <functional>
 
 namespace ccsim::topo {
 
 namespace {
-
-// Signalling bandwidth of the route between two GPUs: its narrowest hop.
-double pair_bandwidth(const Topology& t, std::size_t a, std::size_t b) {
-  double narrowest = 1e300;
-  for (const auto& hop : t.route(a, b).hops) {
-    double bw = 0;
-    for (auto l : hop.links) bw += t.link(l).bandwidth_bytes_per_s;
-    narrowest = std::min(narrowest, bw);
-  }
-  return narrowest;
-}
 
 struct Score {
   double bottleneck = 0;  // the ring's narrowest hop
@@ -41,7 +32,7 @@ std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
     for (int b = 0; b < ppn; ++b)
       if (a != b) {
         bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
-            pair_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b));
+            route_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b));
         uniform &= bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] == bw[0][1];
       }
   if (uniform || ppn < 3 || ppn > 10) return {};
