@@ -51,7 +51,8 @@ TEST_CASE("the data check catches one corrupted step in every algorithm's schedu
       INFO(a.name, " ", std::string(to_string(kind)));
       const int n = 6;
       const std::uint64_t count = 12 * 37;
-      const bool multi_node = a.name == "tree" || a.name == "hierarchical" || a.name.rfind("collnet", 0) == 0;
+      const bool multi_node =
+          a.name == "tree" || a.name == "hierarchical" || a.name == "nvls_tree" || a.name.rfind("collnet", 0) == 0;
       auto options = one_channel(256, multi_node ? 2 : 0);  // 3 nodes of 2 GPUs
       options.nvls = true;
       options.sharp = true;
@@ -173,7 +174,7 @@ TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
                        doctest::Contains("needs network switches that reduce"), Error);
   with_nvls.ranks_per_node = 2;
   CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_reduce, 4, 16), with_nvls),
-                       doctest::Contains("inside one node"), Error);
+                       doctest::Contains("across nodes use nvls_tree"), Error);
 }
 
 TEST_CASE("hierarchical composes any per-level algorithms and proves them on data") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/algorithms/pipeline.hpp"
+#include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
 
 namespace ccsim::algo {
@@ -12,50 +13,61 @@ namespace {
 // NCCL_NVLS_CHUNKSIZE default (reference/nccl-model.md §1.5).
 constexpr Bytes kNvlsChunkBytes = 128 << 10;
 
-void require_nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
+void require_nvls(const CollectiveSpec& spec, const AlgorithmOptions& options, const std::string& name) {
   if (!options.nvls)
-    throw Error("nvls needs NVSwitches that reduce and multicast (NVLS: third-generation NVSwitch, Hopper or "
-                "later); this topology has none");
-  if (options.ranks_per_node > 0 && options.ranks_per_node < spec.nranks)
-    throw Error("nvls runs inside one node; across nodes NCCL combines it with a tree (nvls_tree, not built yet)");
+    throw Error(name + " needs NVSwitches that reduce and multicast (NVLS: third-generation NVSwitch, Hopper or "
+                       "later); this topology has none");
   if (!is_reduction(spec.kind)) return;
   if (spec.op == ReduceOp::prod || spec.op == ReduceOp::lor)
-    throw Error("nvls: NVSwitch reduces with sum, min and max (avg as a sum); not " + std::string(to_string(spec.op)));
+    throw Error(name + ": NVSwitch reduces with sum, min and max (avg as a sum); not " + std::string(to_string(spec.op)));
   if (spec.type == DataType::int8 || spec.type == DataType::uint8)
-    throw Error("nvls: NVSwitch has no 8-bit reductions (multimem.ld_reduce)");
+    throw Error(name + ": NVSwitch has no 8-bit reductions (multimem.ld_reduce)");
 }
 
-}  // namespace
-
-Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
-  require_nvls(spec, options);
+// NVLS inside every node (its own switch endpoint), and for nvls_tree, between the node-local
+// reduction and the multicast, a double binary tree across nodes among the GPUs that head the same
+// part.
+Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool across_nodes) {
   const int n = spec.nranks;
-  const int sw = n;  // the NVLS switch endpoint
-  Schedule schedule{spec, "nvls", {}, spec.count, {}};
-  schedule.switches.push_back({SwitchEndpoint::Kind::nvls, 0});
+  const int ppn = across_nodes && options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
+  if (n % ppn != 0)
+    throw Error("nvls_tree: " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
+  const int nodes = n / ppn;
+  Schedule schedule{spec, across_nodes ? "nvls_tree" : "nvls", {}, spec.count, {}};
+  for (int m = 0; m < nodes; ++m) schedule.switches.push_back({SwitchEndpoint::Kind::nvls, m});
   const std::uint64_t align = align_elements(spec);
   AlgorithmOptions chunked = options;
   chunked.chunk_bytes = std::min<Bytes>(options.chunk_bytes, kNvlsChunkBytes);
   const std::uint64_t chunk = chunk_elements(spec, chunked);
-  const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
+  const std::uint64_t block = spec.count / static_cast<std::uint64_t>(ppn);
   const bool all_reduce = spec.kind == CollectiveKind::all_reduce;
+  const std::vector<int> trees[2] = {double_binary_tree(nodes, 0), double_binary_tree(nodes, 1)};
 
   for (int c = 0; c < options.channels; ++c) {
-    // all_reduce: loops of N pieces, piece h headed by rank h; reduce_scatter / all_gather: loops
-    // over one block, at the same offset in every block.
-    const auto loops = all_reduce ? chunk_loops(spec.count, n, options.channels, c, chunk, align)
+    // all_reduce: loops of ppn pieces, piece h headed by local GPU h; reduce_scatter / all_gather:
+    // loops over one block, at the same offset in every block.
+    const auto loops = all_reduce ? chunk_loops(spec.count, ppn, options.channels, c, chunk, align)
                                   : chunk_loops(block, 1, options.channels, c, chunk, align);
     auto region = [&](BufferId b, const ChunkLoop& loop, int h) {
       if (all_reduce) return piece(b, loop, h, spec.count);
       const Region r = piece(b, loop, 0, block);
       return Region{b, static_cast<std::uint64_t>(h) * block + r.offset, r.count};
     };
-    auto tag = [&](int h) { return c * n + h; };
-    // Each GPU runs two streams per channel, as NCCL splits its warps: one feeds the switch
-    // (contributions, and for all_reduce the final value of its own part), the other takes the
-    // multicast results in. Causality keeps them apart: a part's multicast reaches a GPU only after
-    // the switch has read that GPU's contribution to it.
+    auto tag = [&](int h) { return c * ppn + h; };
+    const int multicast_tag = ppn * options.channels;  // added to tag(h) for the multicast leg
+    const int up_tag = 2 * ppn * options.channels + 2 * c, down_tag = up_tag + 1;
+    const std::vector<int>& parent_node = trees[c % 2];
+
     for (int r = 0; r < n; ++r) {
+      const int node = r / ppn, g = r % ppn, sw = n + node;
+      std::vector<int> child_heads;  // the same local GPU in the tree's child nodes
+      for (int m = 0; m < nodes; ++m)
+        if (parent_node[static_cast<std::size_t>(m)] == node) child_heads.push_back(m * ppn + g);
+      const int parent_head = parent_node[static_cast<std::size_t>(node)] >= 0 ? parent_node[static_cast<std::size_t>(node)] * ppn + g : -1;
+      // Each GPU runs two streams per channel, as NCCL splits its warps: one feeds the switch
+      // (contributions, the tree exchange, the final value of its own part), the other takes the
+      // multicast results in. Causality keeps them apart: a part's multicast reaches a GPU only
+      // after the switch has read that GPU's contribution to it.
       Stream feed{r, c, {}}, take{r, c, {}};
       StepWriter w(feed, options.protocol, 0), in(take, options.protocol, 0);
       for (const auto& loop : loops) {
@@ -63,27 +75,44 @@ Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
         // Rotated orders keep every link busy: at round k GPU g feeds head g-k, whose switch
         // stream reads from g at that same round (and multicasts back in the same pattern).
         if (spec.kind != CollectiveKind::all_gather)
-          for (int k = 1; k <= n; ++k) {
-            const int h = ((r - k) % n + n) % n;
+          for (int k = 1; k <= ppn; ++k) {
+            const int h = ((g - k) % ppn + ppn) % ppn;
             w.set_tag(tag(h));
             w.fused_send(sw, region(BufferId::input, loop, h));  // read by the switch's ld_reduce
           }
-        w.set_tag(tag(r));
+        w.set_tag(tag(g));
         if (spec.kind == CollectiveKind::reduce_scatter) {
           w.recv(sw, own, true);
           continue;
         }
         if (all_reduce) {
-          w.recv(sw, region(BufferId::output, loop, r), true);
-          w.send(sw, region(BufferId::output, loop, r));  // multimem.st of the result
+          const Region mine = region(BufferId::output, loop, g);
+          const bool tree_root = parent_head < 0;
+          w.recv(sw, mine, tree_root && child_heads.empty());  // the node's sum of this part
+          if (!child_heads.empty() || !tree_root) {
+            w.set_tag(up_tag);
+            w.begin_overlap();
+            for (std::size_t i = 0; i < child_heads.size(); ++i)
+              w.recv_reduce(child_heads[i], mine, mine, tree_root && i + 1 == child_heads.size());
+            w.end_overlap();
+            if (!tree_root) {
+              w.send(parent_head, mine);
+              w.set_tag(down_tag);
+              w.recv(parent_head, mine);
+            }
+            w.set_tag(down_tag);
+            for (int child : child_heads) w.send(child, mine);
+            w.set_tag(tag(g));
+          }
+          w.send(sw, mine);  // multimem.st of the result
         } else {
           w.send(sw, Region{BufferId::input, own.offset, own.count});
         }
         in.begin_overlap();
-        for (int k = 1; k <= n; ++k) {
-          const int h = ((r - k) % n + n) % n;
+        for (int k = 1; k <= ppn; ++k) {
+          const int h = ((g - k) % ppn + ppn) % ppn;
           // The multicast store reaches its own head too: real traffic, same values.
-          in.set_tag(tag(h) + n * options.channels);
+          in.set_tag(tag(h) + multicast_tag);
           in.recv(sw, region(BufferId::output, loop, h));
         }
         in.end_overlap();
@@ -91,35 +120,48 @@ Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
       schedule.streams.push_back(std::move(feed));
       if (!take.steps.empty()) schedule.streams.push_back(std::move(take));
     }
-    // One switch stream per head part: the switch serves all heads at once.
-    for (int h = 0; h < n; ++h) {
-      Stream stream{sw, c, {}};
-      StepWriter w(stream, options.protocol, tag(h));
-      for (const auto& loop : loops) {
-        const Region acc = region(BufferId::scratch, loop, h);
-        if (spec.kind != CollectiveKind::all_gather) {
-          w.begin_overlap();  // the switch reads every GPU at once
-          for (int k = 1; k <= n; ++k) {
-            const int g = (h + k) % n;
-            if (k == 1) w.recv(g, acc);
-            else w.recv_reduce(g, acc, acc);
+    // One switch stream per node and head part: the switch serves all heads at once.
+    for (int node = 0; node < nodes; ++node)
+      for (int h = 0; h < ppn; ++h) {
+        Stream stream{n + node, c, {}};
+        StepWriter w(stream, options.protocol, tag(h));
+        auto gpu = [&](int local) { return node * ppn + local; };
+        for (const auto& loop : loops) {
+          const Region acc = region(BufferId::scratch, loop, h);
+          if (spec.kind != CollectiveKind::all_gather) {
+            w.begin_overlap();  // the switch reads every GPU at once
+            for (int k = 1; k <= ppn; ++k) {
+              const int g = (h + k) % ppn;
+              if (k == 1) w.recv(gpu(g), acc);
+              else w.recv_reduce(gpu(g), acc, acc);
+            }
+            w.end_overlap();
+            w.send(gpu(h), acc);
+            if (spec.kind == CollectiveKind::reduce_scatter) continue;
           }
-          w.end_overlap();
-          w.send(h, acc);
-          if (spec.kind == CollectiveKind::reduce_scatter) continue;
+          w.recv(gpu(h), acc);
+          w.set_tag(tag(h) + multicast_tag);  // the multicast reaches the GPUs' second streams
+          for (int k = 1; k <= ppn; ++k) w.fused_send(gpu((h + k) % ppn), acc);  // replicas of one store
+          w.set_tag(tag(h));
         }
-        w.recv(h, acc);
-        w.set_tag(tag(h) + n * options.channels);  // the multicast reaches the GPUs' second streams
-        for (int k = 1; k <= n; ++k) {
-          const int g = (h + k) % n;
-          w.fused_send(g, acc);  // replicas of one multicast store, the head's own included
-        }
-        w.set_tag(tag(h));
+        schedule.streams.push_back(std::move(stream));
       }
-      schedule.streams.push_back(std::move(stream));
-    }
   }
   return schedule;
+}
+
+}  // namespace
+
+Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  require_nvls(spec, options, "nvls");
+  if (options.ranks_per_node > 0 && options.ranks_per_node < spec.nranks)
+    throw Error("nvls runs inside one node; across nodes use nvls_tree");
+  return build(spec, options, false);
+}
+
+Schedule nvls_tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  require_nvls(spec, options, "nvls_tree");
+  return build(spec, options, true);
 }
 
 }  // namespace ccsim::algo

@@ -9,5 +9,8 @@
 namespace ccsim::algo {
 
 Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options);
+// NVLSTree (NCCL 2.18+): NVLS reduction inside each node, a double binary tree across nodes among
+// the GPUs heading the same part, then the NVLS multicast inside each node (all_reduce).
+Schedule nvls_tree(const CollectiveSpec& spec, const AlgorithmOptions& options);
 
 }  // namespace ccsim::algo

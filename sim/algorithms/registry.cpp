@@ -71,6 +71,13 @@ const std::vector<Algorithm>& algorithms() {
        nvls,
        true,
        "one node whose NVSwitches reduce and multicast (dgx-h100, nvswitch-flat)"},
+      {"nvls_tree",
+       "NVLS inside each node, a double binary tree across nodes among the GPUs heading the same part, "
+       "NVLS multicast back; sum, min, max, avg",
+       {CollectiveKind::all_reduce},
+       nvls_tree,
+       true,
+       "nodes whose NVSwitches reduce and multicast (dgx-h100 --nodes N)"},
       {"hierarchical",
        "reduce-scatter inside each node, all_reduce across nodes, all-gather inside each node; each level "
        "any algorithm with one stream per channel (--levels intra,inter; default ring,ring)",
