@@ -189,8 +189,7 @@ std::string read_shared(const std::string& relative) {
 }  // namespace
 
 TEST_CASE("nvidia-smi import rebuilds machines whose derived matrix equals the real one") {
-  // Real outputs from shared/data/topologies (sources in its INDEX.md). PHB is read as NODE: the
-  // models have no shared host bridge.
+  // Real outputs from shared/data/topologies (sources in its INDEX.md).
   for (const char* file : {"oneflow-8xv100-sxm2-dgx1-like-smi-topo.txt", "a800-sxm4-8gpu-nv8-smi-topo.txt",
                            "nvidia-nccl-1617-4xh100-nv6-smi-topo.txt", "alcf-polaris-4xa100-smi-topo.txt",
                            "asus-esc8000a-e12-4xrtx6000ada-smi-topo.txt", "rtx4090-8gpu-pcie-go-gpuallocator-17-smi-topo.txt"}) {
@@ -208,8 +207,7 @@ TEST_CASE("nvidia-smi import rebuilds machines whose derived matrix equals the r
     for (std::size_t a = 0; a < labels.size(); ++a)
       for (std::size_t b = 0; b < labels.size(); ++b) {
         if (!m.rows.count(labels[a]) && !m.rows.count(labels[b])) continue;
-        std::string want = m.cls(labels[a], labels[b]);
-        if (want == "PHB") want = "NODE";
+        const std::string want = m.cls(labels[a], labels[b]);
         INFO(labels[a], " ", labels[b]);
         CHECK(path_class(t, ids[a], ids[b]) == want);
         ++compared;
@@ -291,4 +289,20 @@ TEST_CASE("fabrics: plain two- and three-tier fat trees, NIC generation, switch 
   o.fabric = "rail";
   o.nic = "ndr2";
   CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("no net generation \"ndr2\""), Error);
+}
+
+TEST_CASE("NCCL routes DGX-1 GPUs without a direct NVLink through a third GPU (NVB); nvidia-smi says SYS") {
+  const Topology t = make_preset("dgx1-v100");
+  CHECK(route_class(t, 0, 5) == "NVB");
+  CHECK(path_class(t, t.gpu(0), t.gpu(5)) == "SYS");
+  CHECK(route_class(t, 0, 1) == "NV1");
+  const Route r = t.route(0, 5);
+  REQUIRE(r.hops.size() == 2);
+  CHECK(t.link(r.hops[0].links.front()).kind == LinkKind::nvlink);
+  CHECK(t.link(r.hops[1].links.front()).kind == LinkKind::nvlink);
+  // Straight on one CPU: PHB; behind PCIe switches on one CPU: NODE.
+  const Topology polaris = resolve_topology("polaris-4xa100", {});
+  CHECK(path_class(polaris, polaris.gpu(0), polaris.nics_of_node(0)[0]) == "PHB");
+  const Topology h100 = make_preset("dgx-h100");
+  CHECK(path_class(h100, h100.gpu(0), h100.nics_of_node(0)[1]) == "NODE");
 }

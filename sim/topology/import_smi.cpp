@@ -205,7 +205,11 @@ Topology import_nvidia_smi(const std::string& text, const std::string& origin, c
       }
       up = parent_switch[p];
     }
-    if (group_size > 1 || family_size > group_size) {
+    // A device alone on the CPU shares its host bridge with the devices it is PHB to; otherwise it
+    // gets a root port of its own (NODE to everything else on that CPU).
+    bool phb = false;
+    for (int j = 0; j < n; ++j) phb |= j != i && pair_class(i, j) == "PHB";
+    if (group_size > 1 || family_size > group_size || !phb) {
       if (!group_switch.count(g)) {
         group_switch[g] = t.add_device({"pcie" + std::to_string(switches++), DeviceKind::pcie_switch, 0, "", false});
         t.add_link(group_switch[g], up, LinkKind::pcie, o.pcie_generation, 16);

@@ -10,6 +10,13 @@
 
 namespace ccsim::topo {
 
+std::string route_class(const Topology& t, std::size_t gpu_a, std::size_t gpu_b) {
+  if (gpu_a == gpu_b) return "X";
+  const Route r = t.route(gpu_a, gpu_b);
+  if (r.through_gpu) return "NVB";
+  return path_class(t, t.gpu(gpu_a), t.gpu(gpu_b));
+}
+
 std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
   if (a == b) return "X";
   const Device& da = t.device(a);
@@ -22,14 +29,14 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
       if (t.gpu(i) == b) ib = i;
     }
     r = t.route(ia, ib);
-    if (!r.hops.empty() && t.link(r.hops.front().links.front()).kind == LinkKind::nvlink) {
+    if (!r.hops.empty() && !r.through_gpu && t.link(r.hops.front().links.front()).kind == LinkKind::nvlink) {
       int lanes = 0;
       for (auto l : r.hops.front().links) lanes += t.link(l).lanes;
       return "NV" + std::to_string(lanes);
     }
-  } else {
-    r = t.path(a, b);
   }
+  // nvidia-smi classifies everything else by the PCIe path (it never shows NCCL's NVB).
+  r = t.path(a, b);
   bool cpu_link = false, net = false, via_cpu = false;
   int pcie_switches = 0;
   for (std::size_t i = 0; i < r.hops.size(); ++i) {
@@ -44,15 +51,28 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
   }
   if (net) return "NET";
   if (cpu_link) return "SYS";
-  // Every PCIe attachment to a CPU is its own root port (host bridge): crossing the CPU between two
-  // of them is NODE in nvidia-smi's terms. PHB (one shared host bridge) does not arise in our models.
-  if (via_cpu) return "NODE";
+  // A device attached straight to a CPU sits on its host bridge: crossing the CPU from it is PHB.
+  // A PCIe switch on a CPU sits on a root port of its own: crossing the CPU between two switches
+  // is NODE.
+  if (via_cpu) {
+    for (std::size_t i = 1; i < r.hops.size(); ++i)
+      if (t.device(r.hops[i].from).kind == DeviceKind::cpu) {
+        const DeviceKind before = t.device(r.hops[i - 1].from).kind;
+        const Link& next = t.link(r.hops[i].links.front());
+        const DeviceKind after = t.device(next.a == r.hops[i].from ? next.b : next.a).kind;
+        const bool direct_before = before == DeviceKind::gpu || before == DeviceKind::nic;
+        const bool direct_after = after == DeviceKind::gpu || after == DeviceKind::nic;
+        return direct_before || direct_after ? "PHB" : "NODE";
+      }
+  }
   return pcie_switches <= 1 ? "PIX" : "PXB";
 }
 
-double route_bandwidth(const Topology& t, std::size_t gpu_a, std::size_t gpu_b) {
+double route_bandwidth(const Topology& t, std::size_t gpu_a, std::size_t gpu_b, bool allow_nvb) {
+  Route r = t.route(gpu_a, gpu_b);
+  if (r.through_gpu && !allow_nvb) r = t.path(t.gpu(gpu_a), t.gpu(gpu_b));
   double narrowest = 1e300;
-  for (const auto& hop : t.route(gpu_a, gpu_b).hops) {
+  for (const auto& hop : r.hops) {
     double bw = 0;
     for (auto l : hop.links) bw += t.link(l).bandwidth_bytes_per_s;
     narrowest = std::min(narrowest, bw);

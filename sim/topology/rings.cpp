@@ -32,7 +32,7 @@ std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
     for (int b = 0; b < ppn; ++b)
       if (a != b) {
         bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
-            route_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b));
+            route_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b), false);
         uniform &= bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] == bw[0][1];
       }
   if (uniform || ppn < 3 || ppn > 10) return {};

@@ -170,7 +170,35 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
     return route;
   }
 
-  // 3. Shortest path whose intermediate devices are not GPUs (GPUs do not forward traffic).
+  // 3. NVB (NCCL's path type): NVLink through one intermediate GPU that has NVLink to both, the
+  // widest such detour (NCCL prefers it to PCIe for P2P between GPUs of an NVLink mesh).
+  auto nvlink_to = [&](DeviceId from, DeviceId to) {
+    std::vector<LinkId> ls;
+    for (auto e : boost::make_iterator_range(boost::out_edges(from, graph_))) {
+      const LinkId l = graph_[e];
+      if (links_[l].kind == LinkKind::nvlink && other_end(l, from) == to) ls.push_back(l);
+    }
+    return ls;
+  };
+  int best_lanes = 0;
+  for (auto e : boost::make_iterator_range(boost::out_edges(src, graph_))) {
+    const LinkId l = graph_[e];
+    const DeviceId via = other_end(l, src);
+    if (links_[l].kind != LinkKind::nvlink || devices_[via].kind != DeviceKind::gpu) continue;
+    const auto first = nvlink_to(src, via), second = nvlink_to(via, dst);
+    if (second.empty()) continue;
+    int a = 0, b = 0;
+    for (auto x : first) a += links_[x].lanes;
+    for (auto x : second) b += links_[x].lanes;
+    if (std::min(a, b) > best_lanes) {
+      best_lanes = std::min(a, b);
+      route.hops = {RouteHop{first, src}, RouteHop{second, via}};
+      route.through_gpu = true;
+    }
+  }
+  if (route.through_gpu) return route;
+
+  // 4. Shortest path whose intermediate devices are not GPUs.
   // ECMP-like hash of the pair (splitmix64 finaliser): well mixed even for pairs a rail apart.
   std::uint64_t h = (static_cast<std::uint64_t>(src_gpu) << 32) ^ dst_gpu;
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -51,6 +51,7 @@ struct Route {
   LatencyClass latency_class = LatencyClass::nvlink;
   double device_latency_s = 0;  // switches crossed (Device::latency_s), beyond the model's per-class latency
   bool via_cpu = false;         // crosses a CPU (PCIe root complex): P2P there is slower
+  bool through_gpu = false;     // NVB: NVLink through an intermediate GPU
 };
 
 class Topology {
@@ -78,9 +79,10 @@ class Topology {
   // otherwise.
   int gpus_per_node() const;
 
-  // The links traffic from GPU `src` to GPU `dst` crosses. Direct NVLink first, then a shared
-  // NVSwitch fabric (striped over every switch both GPUs reach), then the shortest path that only
-  // transits switches, CPUs and NICs. Error when the GPUs are not connected.
+  // The links traffic from GPU `src` to GPU `dst` crosses, as NCCL would route it: direct NVLink,
+  // else a shared NVSwitch fabric (striped over every switch both GPUs reach), else NVLink through
+  // one intermediate GPU (NVB), else the shortest path that only transits switches, CPUs and NICs.
+  // Error when the GPUs are not connected.
   Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
   // The shortest path between any two devices (GPUs never forward).
   Route path(DeviceId src, DeviceId dst) const;
