@@ -10,10 +10,6 @@ namespace {
 constexpr std::string_view kNames[] = {"broadcast", "reduce",  "all_reduce", "reduce_scatter", "all_gather",
                                        "gather",    "scatter", "alltoall",   "sendrecv"};
 
-bool per_rank_count(CollectiveKind k) {
-  return k == CollectiveKind::all_reduce || k == CollectiveKind::broadcast || k == CollectiveKind::reduce ||
-         k == CollectiveKind::sendrecv;
-}
 
 std::string squash(std::string_view name) {
   std::string s;
@@ -43,6 +39,11 @@ const std::vector<CollectiveKind>& all_collectives() {
   return all;
 }
 
+bool count_is_per_rank(CollectiveKind k) {
+  return k == CollectiveKind::all_reduce || k == CollectiveKind::broadcast || k == CollectiveKind::reduce ||
+         k == CollectiveKind::sendrecv;
+}
+
 bool is_reduction(CollectiveKind kind) {
   return kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce ||
          kind == CollectiveKind::reduce_scatter;
@@ -70,7 +71,7 @@ double bus_bandwidth_factor(CollectiveKind kind, int nranks) {
 }
 
 std::uint64_t CollectiveSpec::input_count(int rank) const {
-  const std::uint64_t block = per_rank_count(kind) ? count : count / static_cast<std::uint64_t>(nranks);
+  const std::uint64_t block = count_is_per_rank(kind) ? count : count / static_cast<std::uint64_t>(nranks);
   switch (kind) {
     case CollectiveKind::all_gather:
     case CollectiveKind::gather: return block;
@@ -82,7 +83,7 @@ std::uint64_t CollectiveSpec::input_count(int rank) const {
 }
 
 std::uint64_t CollectiveSpec::output_count(int rank) const {
-  const std::uint64_t block = per_rank_count(kind) ? count : count / static_cast<std::uint64_t>(nranks);
+  const std::uint64_t block = count_is_per_rank(kind) ? count : count / static_cast<std::uint64_t>(nranks);
   switch (kind) {
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::scatter: return block;
@@ -109,7 +110,7 @@ void CollectiveSpec::validate() const {
   if (is_rooted(kind) && (root < 0 || root >= nranks))
     throw Error("root " + std::to_string(root) + " is not a rank of a " + std::to_string(nranks) +
                 "-rank communicator");
-  if (!per_rank_count(kind) && count % static_cast<std::uint64_t>(nranks) != 0)
+  if (!count_is_per_rank(kind) && count % static_cast<std::uint64_t>(nranks) != 0)
     throw Error(std::string(to_string(kind)) + " needs a count divisible by the rank count (" +
                 std::to_string(count) + " elements over " + std::to_string(nranks) + " ranks)");
 }

@@ -29,6 +29,9 @@ CollectiveKind parse_collective(std::string_view name);  // also accepts nccl-te
 const std::vector<CollectiveKind>& all_collectives();
 bool is_reduction(CollectiveKind kind);
 bool is_rooted(CollectiveKind kind);
+// nccl-tests' "count" is per rank (all_reduce, broadcast, reduce, sendrecv), else the total over
+// all ranks, split into equal blocks (all_gather, reduce_scatter, alltoall, gather, scatter).
+bool count_is_per_rank(CollectiveKind kind);
 // nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveKind kind, int nranks);
 

@@ -18,10 +18,7 @@ Layout require_collnet(const CollectiveSpec& spec, const AlgorithmOptions& optio
     throw Error(std::string(name) + " needs network switches that reduce (InfiniBand SHARP); this topology has none");
   Layout l;
   l.n = spec.nranks;
-  l.ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, l.n) : l.n;
-  if (l.n % l.ppn != 0)
-    throw Error(std::string(name) + ": " + std::to_string(l.n) + " ranks do not split into nodes of " +
-                std::to_string(l.ppn));
+  l.ppn = ranks_per_node(spec, options, name);
   if (l.ppn > 8) throw Error(std::string(name) + ": NCCL's CollNet serves at most 8 GPUs per node");
   if (spec.op == ReduceOp::prod || spec.op == ReduceOp::lor)
     throw Error(std::string(name) + ": SHARP reduces with sum, min and max (avg as a sum); not " +

@@ -107,10 +107,7 @@ Exchange exchange_for(const CollectiveSpec& spec, int rank, const Part& part) {
 
 // The part of the buffer each channel moves: per-rank blocks are split, so is a whole buffer.
 Part part_for(const CollectiveSpec& spec, int channels, int c) {
-  const bool blocked = spec.kind == CollectiveKind::reduce_scatter || spec.kind == CollectiveKind::all_gather ||
-                       spec.kind == CollectiveKind::alltoall || spec.kind == CollectiveKind::gather ||
-                       spec.kind == CollectiveKind::scatter;
-  const std::uint64_t unit = blocked ? spec.count / static_cast<std::uint64_t>(spec.nranks) : spec.count;
+  const std::uint64_t unit = !count_is_per_rank(spec.kind) ? spec.count / static_cast<std::uint64_t>(spec.nranks) : spec.count;
   return channel_part(unit, channels, c);
 }
 

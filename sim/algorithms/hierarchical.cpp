@@ -8,9 +8,7 @@ namespace ccsim::algo {
 
 Schedule hierarchical(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
-  const int ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
-  if (n % ppn != 0)
-    throw Error("hierarchical: " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
+  const int ppn = ranks_per_node(spec, options, "hierarchical");
   const int nodes = n / ppn;
   const std::string intra = options.levels.size() > 0 ? options.levels[0] : "ring";
   const std::string inter = options.levels.size() > 1 ? options.levels[1] : "ring";

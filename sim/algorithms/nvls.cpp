@@ -29,9 +29,7 @@ void require_nvls(const CollectiveSpec& spec, const AlgorithmOptions& options, c
 // part.
 Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool across_nodes) {
   const int n = spec.nranks;
-  const int ppn = across_nodes && options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
-  if (n % ppn != 0)
-    throw Error("nvls_tree: " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
+  const int ppn = across_nodes ? ranks_per_node(spec, options, "nvls_tree") : n;
   const int nodes = n / ppn;
   Schedule schedule{spec, across_nodes ? "nvls_tree" : "nvls", {}, spec.count, {}};
   for (int m = 0; m < nodes; ++m) schedule.switches.push_back({SwitchEndpoint::Kind::nvls, m});

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+
+#include "sim/error.hpp"
 
 namespace ccsim::algo {
 
@@ -36,6 +39,14 @@ std::uint64_t chunk_elements(const CollectiveSpec& spec, const AlgorithmOptions&
   const std::uint64_t align = align_elements(spec);
   const std::uint64_t elems = options.chunk_bytes / element_bytes(spec.type);
   return std::max(align, elems / align * align);
+}
+
+int ranks_per_node(const CollectiveSpec& spec, const AlgorithmOptions& options, const std::string& algorithm) {
+  const int n = spec.nranks;
+  const int ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
+  if (n % ppn != 0)
+    throw Error(algorithm + ": " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
+  return ppn;
 }
 
 std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks) {

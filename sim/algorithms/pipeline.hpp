@@ -41,6 +41,10 @@ Region block_region(BufferId buffer, int b, std::uint64_t block, const Part& par
 // is the whole block (consecutive blocks are contiguous), else one per block.
 std::vector<Region> block_span(BufferId buffer, int lo, int hi, std::uint64_t block, const Part& part);
 
+// GPUs per node for node-aware algorithms (all ranks when the options name none); Error naming
+// `algorithm` when the ranks do not split into whole nodes.
+int ranks_per_node(const CollectiveSpec& spec, const AlgorithmOptions& options, const std::string& algorithm);
+
 // Ring order of channel `c` (identity when none is given).
 std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks);
 

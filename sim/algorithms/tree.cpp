@@ -75,9 +75,7 @@ Links links_of(int r, int ppn, int nodes, const std::vector<int>& node_parent, i
 
 Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const int n = spec.nranks;
-  const int ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
-  if (n % ppn != 0)
-    throw Error("tree: " + std::to_string(n) + " ranks do not split into nodes of " + std::to_string(ppn));
+  const int ppn = ranks_per_node(spec, options, "tree");
   const int nodes = n / ppn;
   Schedule schedule{spec, "tree", {}, 0, {}};
   const std::uint64_t chunk = chunk_elements(spec, options);

@@ -102,10 +102,7 @@ int run_perf(const PerfArgs& a) {
         spec.count = s / element_bytes(t);
         // nccl-tests gives each rank an equal block of the block collectives: the count rounds
         // down to a multiple of the rank count, and the printed size with it.
-        const bool blocked = kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter ||
-                             kind == CollectiveKind::alltoall || kind == CollectiveKind::gather ||
-                             kind == CollectiveKind::scatter;
-        if (blocked) spec.count -= spec.count % static_cast<std::uint64_t>(nranks);
+        if (!count_is_per_rank(kind)) spec.count -= spec.count % static_cast<std::uint64_t>(nranks);
         if (spec.count == 0) {
           ++skipped_small;
           continue;

@@ -38,11 +38,6 @@ std::vector<int> parse_ranks(const std::string& text) {
   return out;
 }
 
-bool per_rank_count(CollectiveKind k) {
-  return k == CollectiveKind::all_reduce || k == CollectiveKind::broadcast || k == CollectiveKind::reduce ||
-         k == CollectiveKind::sendrecv;
-}
-
 int run_verify(const VerifyArgs& a) {
   std::vector<const algo::Algorithm*> algos;
   if (a.algorithm == "all")
@@ -66,7 +61,7 @@ int run_verify(const VerifyArgs& a) {
         if (tty) std::cerr << "\r" << al->name << " " << to_string(kind) << " N=" << n << "          " << std::flush;
         const std::vector<ReduceOp> ops = is_reduction(kind) ? all_reduce_ops() : std::vector<ReduceOp>{ReduceOp::sum};
         const std::vector<std::uint64_t> counts =
-            per_rank_count(kind) ? std::vector<std::uint64_t>{1, 1031}
+            count_is_per_rank(kind) ? std::vector<std::uint64_t>{1, 1031}
                                  : std::vector<std::uint64_t>{static_cast<std::uint64_t>(n), 37ULL * n};
         // Node-aware algorithms are also proven with several GPUs per node and one per node.
         std::vector<int> layouts{0};
