@@ -21,7 +21,7 @@
 namespace ccsim::cli {
 
 Runner add_listings(CLI::App& app) {
-  auto* topo_cmd = app.add_subcommand("topo", "Topology presets");
+  auto* topo_cmd = app.add_subcommand("topo", "Machines: list the presets, show one (path matrix), import a real one");
   topo_cmd->require_subcommand(1);
   auto* topo_list = topo_cmd->add_subcommand("list", "List the topology presets");
   auto* topo_show = topo_cmd->add_subcommand("show", "Summary and GPU/NIC path matrix (nvidia-smi topo -m style)");
