@@ -3,6 +3,7 @@
 // route's latency explicitly before it starts (reference/simgrid-notes.md §2b-3).
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -44,11 +45,11 @@ struct Context {
 
 int token = 0;  // put needs a non-null payload; only the simulated size matters
 
-// NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many steps ahead
-// of its receiver (reference/nccl-model.md §1.2). The engine holds each stream to as many sends in
-// flight; it also keeps SimGrid fast, since 3.32 scans an actor's list of unwaited activities on
-// every completion.
-constexpr std::size_t kMaxSendsInFlight = 8;
+// NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many messages
+// ahead of its receiver (reference/nccl-model.md §1.2). The engine holds each (stream, peer) to as
+// many messages in flight (the fused legs of one aggregated message count once). Waiting for them
+// also keeps SimGrid fast: 3.32 scans an actor's list of unwaited activities on every completion.
+constexpr std::size_t kMessagesInFlight = 8;
 
 struct InFlight {
   sg4::CommPtr comm;
@@ -63,12 +64,21 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   const bool record = ctx.options.record_steps;
   // In-network switches reduce at line rate: their arithmetic costs no time.
   const bool computes = !ctx.schedule.is_switch(stream.rank);
-  std::deque<InFlight> in_flight;
-  auto retire_oldest = [&] {
-    InFlight& f = in_flight.front();
+  struct Connection {
+    std::deque<InFlight> sends;
+    std::size_t messages = 0;  // non-fused sends among them
+  };
+  std::map<int, Connection> in_flight;  // by peer
+  auto retire_oldest = [&](Connection& c) {
+    InFlight& f = c.sends.front();
     f.comm->wait();
     if (record) ctx.records.push_back({stream_index, f.step, f.start, f.comm->get_finish_time(), f.bytes});
-    in_flight.pop_front();
+    if (!stream.steps[f.step].fused) --c.messages;
+    c.sends.pop_front();
+  };
+  auto retire_all = [&] {
+    for (auto& [peer, c] : in_flight)
+      while (!c.sends.empty()) retire_oldest(c);
   };
 
   for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
@@ -77,7 +87,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     const std::uint64_t data_bytes = step.count() * elem;
     switch (step.kind) {
       case StepKind::send: {
-        if (in_flight.size() >= kMaxSendsInFlight) retire_oldest();
+        Connection& connection = in_flight[step.peer];
+        if (!step.fused)
+          while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
         const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
         const double alpha =
             step.fused ? 0.0
@@ -91,9 +103,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (cap > 0) comm->set_rate(cap);
         comm->start();
         ++ctx.messages;
-        in_flight.push_back({comm, i, start, bytes});
-        if (step.wait)
-          while (!in_flight.empty()) retire_oldest();
+        connection.sends.push_back({comm, i, start, bytes});
+        if (!step.fused) ++connection.messages;
+        if (step.wait) retire_all();
         break;
       }
       case StepKind::recv: {
@@ -128,7 +140,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       }
     }
   }
-  while (!in_flight.empty()) retire_oldest();
+  retire_all();
   ++ctx.finished_streams;
 }
 

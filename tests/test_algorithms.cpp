@@ -112,6 +112,22 @@ TEST_CASE("per-rank volumes match each algorithm's known cost") {
       }
     }
   }
+  SUBCASE("PAT: ceil(log2 N) aggregated messages per rank, (N-1)/N of the buffer") {
+    for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter})
+      for (int n : {2, 3, 5, 8, 12}) {
+        const Schedule s = algo::compile("pat", spec_of(kind, n, 960), one_channel());
+        for (const auto& stream : s.streams) {
+          std::uint64_t messages = 0, sent = 0;
+          for (const auto& step : stream.steps)
+            if (step.kind == StepKind::send) {
+              messages += step.fused ? 0 : 1;
+              sent += step.src.count * 4;
+            }
+          CHECK(messages == static_cast<std::uint64_t>(std::ceil(std::log2(n))));
+          CHECK(sent == bytes * (n - 1) / n);
+        }
+      }
+  }
   SUBCASE("Bruck all_gather: ceil(log2 N) sends per rank") {
     for (int n : {2, 3, 5, 8, 12})
       for (const auto& v : volumes("bruck", CollectiveKind::all_gather, n))

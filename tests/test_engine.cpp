@@ -191,6 +191,9 @@ TEST_CASE("contention-free times match the closed forms of the classic algorithm
                       log_n * (kAlpha + s / kPortBandwidth));
     check_closed_form(simulate_pure("pairwise", CollectiveKind::alltoall, n, count),
                       (n - 1) * (kAlpha + s / n / kPortBandwidth));
+    // PAT: log2(N) aggregated messages per rank, (N-1)/N of the buffer in all.
+    check_closed_form(simulate_pure("pat", CollectiveKind::all_gather, n, count),
+                      log_n * kAlpha + (n - 1.0) / n * s / kPortBandwidth);
   }
   // Pairwise exchange with a non-power-of-two N shifts instead of XOR: still one flow per link.
   check_closed_form(simulate_pure("pairwise", CollectiveKind::alltoall, 7, 7 * 4096),
@@ -214,4 +217,44 @@ TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link") {
   const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
   const double time = simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s();
   CHECK(time == doctest::Approx(kAlpha + bytes / (link * m.cpu_p2p_bandwidth_factor())).epsilon(1e-9));
+}
+
+TEST_CASE("every algorithm's schedules run to completion on the engine (no deadlock, data-sized timelines)") {
+  topo::PresetOptions o;
+  o.nodes = 3;  // 24 GPUs with NVLS switches, NICs on rails and SHARP leaves
+  o.sharp = true;
+  const topo::Topology t = topo::make_preset("dgx-h100", o);
+  const Model model = Model::builtin("hopper");
+  for (const auto& a : algo::algorithms())
+    for (auto kind : a.collectives) {
+      CollectiveSpec spec;
+      spec.kind = kind;
+      spec.nranks = 24;
+      spec.count = 24 * 4096;
+      spec.root = 5;
+      algo::AlgorithmOptions opt;
+      opt.channels = 4;
+      opt.chunk_bytes = 16 << 10;  // several chunk loops
+      opt.ranks_per_node = 8;
+      opt.nvls = opt.sharp = true;
+      if (a.name == "nvls") opt.ranks_per_node = 0;  // one node's worth of ranks below
+      if (a.name == "nvls") spec.nranks = 8, spec.count = 8 * 4096;
+      INFO(a.name, " ", std::string(to_string(kind)));
+      const SimulationResult r = simulate(algo::compile(a.name, spec, opt), t, model);
+      CHECK(r.timeline.total_s() > 0);
+      CHECK(r.timeline.messages > 0);
+    }
+}
+
+TEST_CASE("a stream that sends to many peers before receiving does not deadlock (alltoall on 128 GPUs)") {
+  for (const char* algorithm : {"direct", "bruck", "pat"}) {
+    CollectiveSpec spec;
+    spec.kind = std::string(algorithm) == "pat" ? CollectiveKind::all_gather : CollectiveKind::alltoall;
+    spec.nranks = 128;
+    spec.count = 128 * 64;
+    algo::AlgorithmOptions opt;
+    opt.chunk_bytes = 1 << 20;
+    INFO(algorithm);
+    CHECK(simulate(algo::compile(algorithm, spec, opt), flat(128), Model::builtin("hopper")).timeline.total_s() > 0);
+  }
 }

@@ -63,7 +63,8 @@ class StepWriter {
   // Receives written between begin_overlap() and end_overlap() have their transfers run together.
   void begin_overlap() { overlap_from_ = stream_.steps.size(); }
   void end_overlap();
-  // The same for lists of regions (block spans), region by region, in order.
+  // The same for lists of regions (block spans), region by region, in order; the regions of one
+  // send form one packed message (fused after the first).
   void send(int peer, const std::vector<Region>& src, bool wait = false);
   void recv(int peer, const std::vector<Region>& dst);
   void copy(const std::vector<Region>& src, const std::vector<Region>& dst);

@@ -9,6 +9,7 @@
 #include "sim/algorithms/recursive.hpp"
 #include "sim/algorithms/hierarchical.hpp"
 #include "sim/algorithms/nvls.hpp"
+#include "sim/algorithms/pat.hpp"
 #include "sim/algorithms/ring.hpp"
 #include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
@@ -57,6 +58,11 @@ const std::vector<Algorithm>& algorithms() {
        "Bruck: ceil(log2 N) rounds for any N, blocks forwarded by rank distance 2^k",
        {CollectiveKind::all_gather, CollectiveKind::alltoall},
        bruck},
+      {"pat",
+       "PAT (parallel aggregated trees): reversed-dimension Bruck all_gather, farthest first, and its "
+       "transpose for reduce_scatter; ceil(log2 N) aggregated messages per rank",
+       {CollectiveKind::all_gather, CollectiveKind::reduce_scatter},
+       pat},
       {"tree",
        "NCCL's tree: a chain inside each node and a double binary tree across nodes; all_reduce reduces up "
        "and broadcasts down concurrently, chunk by chunk; broadcast and reduce use one tree from the root",
