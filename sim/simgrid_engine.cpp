@@ -43,7 +43,8 @@ struct Context {
   }
 };
 
-int token = 0;  // put needs a non-null payload; only the simulated size matters
+int token = 0;         // put needs a non-null payload; only the simulated size matters
+int* payload_sink = nullptr;  // where gets store that payload: it must outlive every pending get
 
 // NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many messages
 // ahead of its receiver (reference/nccl-model.md §1.2). The engine holds each (stream, peer) to as
@@ -115,8 +116,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         std::uint32_t last = i;
         for (;; ++last) {
           const Step& r = stream.steps[last];
-          int* payload = nullptr;
-          comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag)->get_async<int>(&payload));
+          comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag)->get_async<int>(&payload_sink));
           if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
           if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
         }
