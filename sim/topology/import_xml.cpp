@@ -84,7 +84,6 @@ struct Builder {
       const DeviceId sw = t.add_device({"pcie" + std::to_string(switches++), DeviceKind::pcie_switch, 0, "", false});
       link_up(sw, parent, pci);
       for (auto child : pci.children("pci")) walk_pci(child, sw);
-      for (auto nic : pci.children("nic")) add_nic(nic, sw, pci);
     } else if (cls.rfind("0x03", 0) == 0) {  // display controller: a GPU
       const auto gpu = pci.child("gpu");
       const int sm = gpu ? gpu.attribute("sm").as_int(0) : 0;
@@ -102,12 +101,14 @@ struct Builder {
           nvlinks.emplace_back(id, nv.attribute("target").as_string(), nv.attribute("count").as_int(1),
                                nv.attribute("tclass").as_string(), sm);
     } else if (cls.rfind("0x02", 0) == 0) {  // network controller
-      add_nic(pci.child("nic"), parent, pci);
+      add_nic(parent, pci);
     }
     // Other classes (storage, 0x0680 NVSwitch bridges, ...) carry no collective traffic.
   }
 
-  void add_nic(const pugi::xml_node&, DeviceId parent, const pugi::xml_node& pci) {
+  // `pci` carries the link's speed and width; a NIC listed outside any pci element (a socket NIC)
+  // gets the defaults of link_up.
+  void add_nic(DeviceId parent, const pugi::xml_node& pci) {
     const DeviceId nic = t.add_device({"nic" + std::to_string(nics++), DeviceKind::nic, 0, "", false});
     link_up(nic, parent, pci);
   }
@@ -134,11 +135,7 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
     vendor = cpu.attribute("vendor").as_string();
     model = cpu.attribute("modelid").as_int(0);
     for (auto pci : cpu.children("pci")) b.walk_pci(pci, id);
-    for (auto nic : cpu.children("nic")) {  // socket NICs outside PCIe switches
-      const DeviceId n = b.t.add_device({"nic" + std::to_string(b.nics++), DeviceKind::nic, 0, "", false});
-      b.t.add_link(n, id, LinkKind::pcie, "4", 16);
-      (void)nic;
-    }
+    for (auto nic [[maybe_unused]] : cpu.children("nic")) b.add_nic(id, pugi::xml_node());  // socket NICs
   }
   if (cpus.empty()) throw Error(origin + ": <system> has no <cpu> element");
   const std::string cpu_link = vendor == "AuthenticAMD" ? "xgmi" : (vendor == "GenuineIntel" && model < 143 ? "upi-skl" : "upi-spr");
