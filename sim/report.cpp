@@ -51,15 +51,11 @@ nlohmann::json result_json(const PerfResult& r) {
 void print_table(std::ostream& out, const PerfReport& report) {
   out << "# ccsim perf " << to_string(report.kind) << ": " << report.nranks << " ranks on " << report.topology
       << ", model " << report.model << "\n";
-  if (!report.rows.empty()) {
-    const PerfRow& r = report.rows.front();
-    out << "# algorithm " << r.algorithm << ", protocol " << to_string(r.protocol) << ", " << r.channels
-        << " channels; times are simulated. In-place and out-of-place run the same schedule (same time);\n"
-        << "# #wrong is the CPU executor's data check of each layout.\n";
-  }
+  out << "# Times are simulated. In-place and out-of-place run the same schedule (same time); #wrong is the\n"
+      << "# CPU executor's data check of each layout. The last columns say what ran: algorithm, protocol, channels.\n";
   out << "#\n";
   out << "#                                                              out-of-place                       in-place\n";
-  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algorithm  proto  ch\n";
   out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
   double bus_sum = 0;
   std::uint64_t wrong_total = 0;
@@ -69,7 +65,9 @@ void print_table(std::ostream& out, const PerfReport& report) {
     std::snprintf(head, sizeof head, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.spec.size_bytes()),
                   static_cast<unsigned long long>(row.spec.count), std::string(to_string(row.spec.type)).c_str(),
                   redop_name(row.spec).c_str(), root_column(row.spec));
-    out << head << result_text(row.out_of_place) << result_text(row.in_place) << "\n";
+    char what[64];
+    std::snprintf(what, sizeof what, "  %9s  %5s  %2d", row.algorithm.c_str(), std::string(to_string(row.protocol)).c_str(), row.channels);
+    out << head << result_text(row.out_of_place) << result_text(row.in_place) << what << "\n";
     bus_sum += row.out_of_place.busbw_gbps + row.in_place.busbw_gbps;
     for (const auto* r : {&row.out_of_place, &row.in_place})
       if (r->wrong) {

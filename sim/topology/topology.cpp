@@ -83,6 +83,19 @@ std::string Topology::gpu_arch() const {
   return arch;
 }
 
+void Topology::keep_gpus_per_node(int per_node) {
+  if (per_node < 1) throw Error("GPUs per node must be at least 1");
+  std::vector<DeviceId> kept;
+  std::map<int, int> taken;
+  for (auto g : gpus_)
+    if (taken[devices_[g].node]++ < per_node) kept.push_back(g);
+  for (const auto& [node, count] : taken)
+    if (count < per_node)
+      throw Error("topology " + name_ + ": node " + std::to_string(node) + " has " + std::to_string(count) +
+                  " GPUs, fewer than " + std::to_string(per_node));
+  gpus_ = kept;
+}
+
 int Topology::gpus_per_node() const {
   std::vector<int> per_node;
   int previous = -1;

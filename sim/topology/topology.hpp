@@ -73,6 +73,9 @@ class Topology {
   DeviceId gpu(std::size_t index) const { return gpus_.at(index); }
   // Reorders the ranks: `order` lists every GPU device once.
   void set_gpu_order(const std::vector<DeviceId>& order);
+  // Only the first `per_node` GPUs of every node stay ranks (a job that uses part of each node);
+  // the others stay in the graph, idle. Error when a node has fewer.
+  void keep_gpus_per_node(int per_node);
   // The timing-model family of the GPUs ("hopper"); Error if they differ or there are none.
   std::string gpu_arch() const;
   // GPUs per node when every node has the same number (consecutive ranks share a node); Error

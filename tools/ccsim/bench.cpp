@@ -51,6 +51,7 @@ int run_bench(const BenchArgs& a) {
     point.check = false;
     point.algorithm_options.channels = a.channels;
     point.algorithm_options.chunk_bytes = model.chunk_bytes(Protocol::simple);
+    point.extrapolate = false;  // the benchmark times the simulator on the whole schedule
     const Point p = measure(spec, topology, model, point);
     std::printf("%8d %12llu %14.1f %12.2f %10.2f %10.2f %12.1f\n", n, static_cast<unsigned long long>(p.row.messages),
                 p.row.out_of_place.time_us, p.row.out_of_place.busbw_gbps, p.compile_s,

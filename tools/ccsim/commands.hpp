@@ -11,6 +11,7 @@ using Runner = std::function<int()>;
 Runner add_perf(CLI::App& app);
 Runner add_bench(CLI::App& app);
 Runner add_verify(CLI::App& app);
-Runner add_listings(CLI::App& app);  // topo list, algos, model
+Runner add_listings(CLI::App& app);
+Runner add_accuracy(CLI::App& app);  // topo list, algos, model
 
 }  // namespace ccsim::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   auto bench = ccsim::cli::add_bench(app);
   auto verify = ccsim::cli::add_verify(app);
   auto listings = ccsim::cli::add_listings(app);
+  auto accuracy = ccsim::cli::add_accuracy(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("perf")) return perf();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("verify")) return verify();
+    if (app.got_subcommand("accuracy")) return accuracy();
     return listings();
   } catch (const ccsim::Error& e) {
     std::cerr << "ccsim: error: " << e.what() << "\n";

@@ -16,12 +16,19 @@ struct PointOptions {
   algo::AlgorithmOptions algorithm_options;
   bool check = true;
   Bytes check_limit_bytes = Bytes{1} << 30;  // host memory the data check may use
+  // Beyond kSteadyLoops pipeline loops a schedule repeats itself: simulate two sizes inside that
+  // range and extend the line through them (exact for a periodic pipeline). Off: simulate it all.
+  bool extrapolate = true;
 };
+
+// Pipeline loops (ranks x channels x chunk) simulated before a large size is extrapolated.
+constexpr std::uint64_t kSteadyLoops = 16;
 
 struct Point {
   PerfRow row;
   SimulationResult simulation;
   double compile_s = 0;
+  bool extrapolated = false;  // the time comes from two smaller simulations (PointOptions::extrapolate)
 };
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,

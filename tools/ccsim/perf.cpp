@@ -8,6 +8,7 @@
 
 #include "ccsim/commands.hpp"
 #include "ccsim/measure.hpp"
+#include "ccsim/planner.hpp"
 #include "ccsim/sizes.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/error.hpp"
@@ -29,8 +30,9 @@ struct PerfArgs {
   TopologyArgs topology;
   std::optional<int> ranks;
   std::string model_file;
-  std::string algorithm;
-  std::string protocol = "simple";
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+  std::string select = "nccl";
   std::optional<int> channels;
   std::string chunk_bytes;
   std::string check_limit = "1G";
@@ -62,21 +64,16 @@ int run_perf(const PerfArgs& a) {
     throw Error("--ranks " + std::to_string(nranks) + " does not fit " + topology.name() + " (1.." +
                 std::to_string(topology.gpu_count()) + " GPUs)");
 
-  PointOptions point;
-  point.algorithm = a.algorithm.empty() ? algo::default_algorithm(kind) : a.algorithm;
-  algo::find_algorithm(point.algorithm);  // unknown names fail before any work
-  point.algorithm_options.ranks_per_node = std::min(topology.gpus_per_node(), nranks);
-  point.algorithm_options.nvls = topology.has_nvls();
-  point.algorithm_options.sharp = topology.has_sharp();
-  point.algorithm_options.levels = a.levels;
-  point.algorithm_options.protocol = parse_protocol(a.protocol);
-  point.algorithm_options.channels = a.channels.value_or(model.default_channels());
-  point.algorithm_options.chunk_bytes =
-      a.chunk_bytes.empty() ? model.chunk_bytes(point.algorithm_options.protocol) : parse_bytes(a.chunk_bytes);
-  if (point.algorithm_options.channels < 1) throw Error("channel count must be at least 1, got " + std::to_string(point.algorithm_options.channels));
-  point.algorithm_options.rings = topo::rings(topology, nranks, point.algorithm_options.channels);
-  point.check = a.check != 0;
-  point.check_limit_bytes = parse_bytes(a.check_limit);
+  Selection selection;
+  selection.algorithm = a.algorithm;
+  selection.protocol = a.protocol;
+  selection.mode = a.select;
+  selection.channels = a.channels;
+  if (!a.chunk_bytes.empty()) selection.chunk_bytes = parse_bytes(a.chunk_bytes);
+  selection.levels = a.levels;
+  const Planner planner(topology, model, nranks, selection);
+  const bool check = a.check != 0;
+  const Bytes check_limit = parse_bytes(a.check_limit);
 
   PerfReport report;
   report.kind = kind;
@@ -108,7 +105,12 @@ int run_perf(const PerfArgs& a) {
           continue;
         }
         if (progress) std::cerr << "\r[" << ++done << "/" << total << "] " << format_bytes(s) << " " << to_string(t) << "   " << std::flush;
-        const Point p = measure(spec, topology, model, point, engine);
+        std::vector<PointOptions> candidates = planner.candidates(spec);
+        for (auto& c : candidates) {
+          c.check = check;
+          c.check_limit_bytes = check_limit;
+        }
+        const Point p = measure_best(spec, topology, model, candidates, engine);
         report.rows.push_back(p.row);
         if (engine.record_steps)
           timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
@@ -156,9 +158,16 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--algo", args->algorithm,
-                  "Algorithm (see `ccsim algos`); default: ring where it applies, else direct");
-  cmd->add_option("--proto", args->protocol, "Protocol: simple, ll, ll128")->capture_default_str();
-  cmd->add_option("--channels", args->channels, "Channels (default: the model's `channels`)");
+                  "Algorithm (see `ccsim algos`), or auto: what NCCL's cost model picks per size (with --select "
+                  "fastest: the fastest by simulation)")->capture_default_str();
+  cmd->add_option("--proto", args->protocol, "Protocol: simple, ll, ll128, or auto (as --algo)")->capture_default_str();
+  cmd->add_option("--select", args->select,
+                  "What auto means: nccl (NCCL 2.30's cost model) or fastest (simulate every algorithm and "
+                  "protocol the machine allows, keep the fastest)")
+      ->check(CLI::IsMember({"nccl", "fastest"}))
+      ->capture_default_str();
+  cmd->add_option("--channels", args->channels,
+                  "Channels (default: what NCCL would launch: its graph's count, fewer for small messages)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes,
                   "Data per pipelined step per channel (default: the model's; ring broadcast/reduce use a quarter with "
                   "Simple, NVLS at most 128K, CollNet chain at most 256K, as NCCL)");

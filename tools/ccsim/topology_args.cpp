@@ -16,9 +16,15 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
   cmd->add_option("--switch-latency-us", a.preset.switch_latency_us,
                   "Latency per network switch crossed, beyond the model's network hop latency")
       ->capture_default_str();
+  cmd->add_option("--gpus-per-node", a.gpus_per_node,
+                  "Use only the first K GPUs of every node (a job on part of each node)");
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
 
-topo::Topology build_topology(const TopologyArgs& a) { return topo::resolve_topology(a.name, a.preset); }
+topo::Topology build_topology(const TopologyArgs& a) {
+  topo::Topology t = topo::resolve_topology(a.name, a.preset);
+  if (a.gpus_per_node) t.keep_gpus_per_node(*a.gpus_per_node);
+  return t;
+}
 
 }  // namespace ccsim::cli

@@ -1,5 +1,6 @@
 #pragma once
 // The options that choose a machine, shared by every command that takes one.
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@ namespace ccsim::cli {
 struct TopologyArgs {
   std::string name = "dgx-h100";
   topo::PresetOptions preset;
+  std::optional<int> gpus_per_node;  // use only the first K GPUs of each node
 };
 
 void add_topology_options(CLI::App* cmd, TopologyArgs& args);

@@ -1,0 +1,624 @@
+#include "sim/nccl_log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <set>
+#include <string_view>
+
+#include "sim/error.hpp"
+
+namespace ccsim {
+
+namespace {
+
+using Tokens = std::vector<std::string_view>;
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+Tokens split(std::string_view s) {
+  Tokens out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && is_space(s[i])) ++i;
+    const std::size_t start = i;
+    while (i < s.size() && !is_space(s[i])) ++i;
+    if (i > start) out.push_back(s.substr(start, i - start));
+  }
+  return out;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_digit);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// --- numbers -----------------------------------------------------------------------------------
+
+template <typename T>
+std::optional<T> parse_whole(std::string_view s) {
+  T value{};
+  const char* end = s.data() + s.size();
+  const auto [stop, ec] = std::from_chars(s.data(), end, value);
+  if (s.empty() || ec != std::errc() || stop != end) return std::nullopt;
+  return value;
+}
+
+std::optional<std::uint64_t> parse_unsigned(std::string_view s) {
+  return all_digits(s) ? parse_whole<std::uint64_t>(s) : std::nullopt;
+}
+
+std::optional<long long> parse_integer(std::string_view s) { return parse_whole<long long>(s); }
+
+// nan and inf parse too; no measurement is either.
+std::optional<double> parse_real(std::string_view s) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  const auto value = parse_whole<double>(s);
+  return value && std::isfinite(*value) ? value : std::nullopt;
+}
+
+// Half a unit in the last printed digit: how far the true value can be from what was printed.
+double half_ulp(std::string_view printed) {
+  int exponent = 0;
+  const auto e = printed.find_first_of("eE");
+  if (e != std::string_view::npos) {
+    std::string_view exp_text = printed.substr(e + 1);
+    if (!exp_text.empty() && exp_text.front() == '+') exp_text.remove_prefix(1);
+    exponent = static_cast<int>(parse_integer(exp_text).value_or(0));
+    printed = printed.substr(0, e);
+  }
+  const auto dot = printed.find('.');
+  const int decimals = dot == std::string_view::npos ? 0 : static_cast<int>(printed.size() - dot - 1);
+  return 0.5 * std::pow(10.0, exponent - decimals);
+}
+
+// --- names -------------------------------------------------------------------------------------
+
+std::optional<CollectiveKind> collective_named(std::string_view name) {
+  try {
+    return parse_collective(name);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::string_view basename(std::string_view path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The dataset names files `<system>-<gpus>g-<collective>-<n>.log`; the collective is the last
+// dash-separated word that names one.
+std::optional<CollectiveKind> collective_from_file_name(std::string_view origin) {
+  const std::string_view name = basename(origin);
+  std::size_t end = name.size();
+  while (end > 0) {
+    const auto start = name.find_last_of("-.", end - 1);
+    const std::size_t from = start == std::string_view::npos ? 0 : start + 1;
+    if (const auto kind = collective_named(name.substr(from, end - from))) return kind;
+    if (start == std::string_view::npos) break;
+    end = start;
+  }
+  return std::nullopt;
+}
+
+// nccl-tests binaries are <collective>_perf, or <collective>_perf_mpi in some builds; a token may
+// carry a path, quotes, or sit in an assignment (EXEC_CMD=/opt/nccl-tests/bin/all_reduce_perf).
+std::optional<std::string_view> perf_binary(std::string_view token) {
+  while (!token.empty() && (token.front() == '`' || token.front() == '"' || token.front() == '\''))
+    token.remove_prefix(1);
+  while (!token.empty() && (token.back() == '`' || token.back() == '"' || token.back() == '\''))
+    token.remove_suffix(1);
+  const auto eq = token.find_last_of('=');
+  if (eq != std::string_view::npos) token = token.substr(eq + 1);
+  token = basename(token);
+  if (token.ends_with("_perf_mpi")) token.remove_suffix(4);
+  if (token.size() > 5 && token.ends_with("_perf")) return token;
+  return std::nullopt;
+}
+
+bool is_assignment(std::string_view token) {
+  const auto eq = token.find('=');
+  return eq != std::string_view::npos && eq > 0 && is_letter(token.front());
+}
+
+// The program a command runs: its first word after VAR=value assignments.
+std::string_view program_of(std::string_view command) {
+  for (const auto token : split(command))
+    if (!is_assignment(token)) return token;
+  return {};
+}
+
+bool is_launcher(std::string_view program) {
+  const std::string_view name = basename(program);
+  return name == "mpirun" || name == "mpiexec" || name == "srun" || name == "kubectl" || name == "docker";
+}
+
+// "$ cmd", "user@host:~/dir$ cmd", "root@host:/dir# cmd" and "[root@host dir]# cmd".
+std::optional<std::string_view> after_shell_prompt(std::string_view line) {
+  auto rest_after = [&](std::size_t mark) -> std::optional<std::string_view> {
+    if (mark + 1 < line.size() && !is_space(line[mark + 1])) return std::nullopt;
+    return trim(line.substr(mark + 1));
+  };
+  if (line.starts_with('$')) return rest_after(0);
+  if (line.starts_with('[')) {
+    const auto close = line.find(']');
+    if (close == std::string_view::npos || close + 1 >= line.size()) return std::nullopt;
+    if (line.substr(0, close).find('@') == std::string_view::npos) return std::nullopt;
+    if (line[close + 1] != '$' && line[close + 1] != '#') return std::nullopt;
+    return rest_after(close + 1);
+  }
+  const auto space = line.find_first_of(" \t");
+  const std::string_view first = line.substr(0, space);
+  if (first.size() < 4 || first.find('@') == std::string_view::npos || first.find(':') == std::string_view::npos)
+    return std::nullopt;
+  if (first.back() != '$' && first.back() != '#') return std::nullopt;
+  return rest_after(first.size() - 1);
+}
+
+// srun --label writes "0: " or " 12: " before each line, OpenMPI --tag-output "[1,0]<stdout>:".
+std::string_view strip_rank_label(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  std::size_t j = i;
+  while (j < line.size() && is_digit(line[j])) ++j;
+  if (j > i && j < line.size() && line[j] == ':' && (j + 1 == line.size() || is_space(line[j + 1])))
+    return line.substr(j + 1);
+  if (line.starts_with('[')) {
+    const auto close = line.find("]<");
+    const auto end = line.find(">:");
+    if (close != std::string_view::npos && end != std::string_view::npos && close < end) return line.substr(end + 2);
+  }
+  return line;
+}
+
+// --- nccl-tests lines --------------------------------------------------------------------------
+
+// What the column header says about the rows under it.
+enum class CheckColumn { unknown, wrong, error };
+struct Layout {
+  bool known = false;
+  bool root = false;  // new layout, and old broadcast/reduce
+  CheckColumn check = CheckColumn::unknown;
+  int placements = 2;
+};
+
+std::optional<Layout> column_header(const Tokens& t) {
+  if (t.size() < 4 || t[0] != "size" || t[1] != "count" || t[2] != "type") return std::nullopt;
+  Layout layout;
+  layout.known = true;
+  layout.root = std::find(t.begin(), t.end(), "root") != t.end();
+  layout.placements = std::max<int>(1, static_cast<int>(std::count(t.begin(), t.end(), "time")));
+  for (const auto token : t) {
+    if (token == "#wrong" || token == "wrong") layout.check = CheckColumn::wrong;
+    if (token == "error") layout.check = CheckColumn::error;
+  }
+  return layout;
+}
+
+// "out-of-place   in-place" above the column header.
+bool placement_banner(const Tokens& t) {
+  return !t.empty() && std::all_of(t.begin(), t.end(), [](std::string_view w) {
+    return w == "out-of-place" || w == "in-place";
+  });
+}
+
+struct DeviceLine {
+  int rank = 0;
+  std::string model;
+};
+
+// "Rank  3 Group  0 Pid 1234 on host device  3 [0x57] NVIDIA H100 80GB HBM3"; old nccl-tests
+// printed no Group.
+std::optional<DeviceLine> device_line(std::string_view body, const Tokens& t) {
+  if (t.size() < 2 || t[0] != "Rank") return std::nullopt;
+  const auto rank = parse_unsigned(t[1]);
+  const auto device = std::find(t.begin(), t.end(), "device");
+  if (!rank || *rank > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;
+  if (device == t.end() || t.end() - device < 3) return std::nullopt;
+  const std::string_view bus = device[2];
+  if (!parse_unsigned(device[1]) || !bus.starts_with('[') || !bus.ends_with(']')) return std::nullopt;
+  const std::size_t model_at = static_cast<std::size_t>(bus.data() + bus.size() - body.data());
+  return DeviceLine{static_cast<int>(*rank), std::string(trim(body.substr(model_at)))};
+}
+
+// Lines nccl-tests (or NCCL, for its version) prints around the table that carry nothing we keep;
+// they are recognised without their '#' too, as copies often lose it.
+bool known_chatter(std::string_view body) {
+  static constexpr std::string_view kPrefixes[] = {"nThread ", "Using devices", "nccl-tests version",
+                                                    "Collective test concluded:", "NCCL version ",
+                                                    "Reducing maxBytes", "(B)"};
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
+                     [&](std::string_view p) { return body.starts_with(p); });
+}
+
+// The text after the colon of "Avg bus bandwidth    : 156.742".
+std::string_view after_colon(std::string_view body) {
+  const auto colon = body.find(':');
+  return colon == std::string_view::npos ? std::string_view{} : trim(body.substr(colon + 1));
+}
+
+// --- data rows ---------------------------------------------------------------------------------
+
+// Why a row that starts like a data row is not one.
+struct RowError {
+  std::string why;
+};
+
+struct BandwidthSample {
+  double algbw, algbw_tol, busbw, busbw_tol;
+};
+
+double metric(std::string_view token, const char* column) {
+  const auto value = parse_real(token);
+  if (!value) throw RowError{std::string(column) + " \"" + std::string(token) + "\" is not a number"};
+  if (*value < 0) throw RowError{std::string(column) + " " + std::string(token) + " is negative"};
+  return *value;
+}
+
+// The last column of a placement: "#wrong" (a count) in current nccl-tests, "error" (a max
+// difference like 1e-07) in the old layout; either may be N/A when validation is off.
+void read_check(std::string_view token, CheckColumn check, MeasuredPoint& point) {
+  if (token == "N/A") return;
+  const bool as_count = check == CheckColumn::wrong || (check == CheckColumn::unknown && parse_integer(token));
+  if (as_count) {
+    point.wrong = parse_integer(token);
+    if (!point.wrong || *point.wrong < 0)
+      throw RowError{"#wrong \"" + std::string(token) + "\" is not a count"};
+    return;
+  }
+  point.max_error = parse_real(token);
+  if (!point.max_error) throw RowError{"error \"" + std::string(token) + "\" is not a number"};
+}
+
+// --- rank count from busbw/algbw ---------------------------------------------------------------
+
+// Rank counts [lo, hi] whose busbw factor fits every sample; lo == 0 when none does.
+struct RankRange {
+  int lo = 0, hi = 0;
+};
+
+constexpr int kMaxRanks = 1 << 17;
+
+std::optional<RankRange> ranks_fitting_ratio(CollectiveKind kind, const std::vector<BandwidthSample>& samples) {
+  // Broadcast, reduce and sendrecv have factor 1 whatever the rank count: nothing to learn.
+  if (samples.empty() || bus_bandwidth_factor(kind, 2) == bus_bandwidth_factor(kind, 3)) return std::nullopt;
+  double lowest = 0, highest = std::numeric_limits<double>::infinity();
+  for (const auto& s : samples) {
+    lowest = std::max(lowest, (s.busbw - s.busbw_tol) / (s.algbw + s.algbw_tol));
+    highest = std::min(highest, (s.busbw + s.busbw_tol) / (s.algbw - s.algbw_tol));
+  }
+  RankRange range;
+  // The factors grow with the rank count, so the fitting counts are one run.
+  for (int n = 1; n <= kMaxRanks; ++n) {
+    const double f = bus_bandwidth_factor(kind, n);
+    if (f > highest) break;
+    if (f < lowest) continue;
+    if (range.lo == 0) range.lo = n;
+    range.hi = n;
+  }
+  return range;
+}
+
+// --- the parser --------------------------------------------------------------------------------
+
+class LogParser {
+ public:
+  explicit LogParser(const std::string& origin) { log_.origin = origin; }
+
+  void take(int number, std::string_view raw) {
+    const std::string_view body = trim(strip_rank_label(raw));
+    if (body.empty() && continuing_) finish_command();
+    if (body.empty()) return;
+    const Tokens tokens = split(body);
+    // A command left open by a trailing backslash must not swallow the table that follows.
+    if (continuing_ && (body.front() == '#' || all_digits(tokens.front()))) finish_command();
+    if (continuing_) return add_command_part(body);
+    if (body.front() == '#') return take_comment(number, raw, body);
+    if (body.front() == '|') return take_markdown(number, raw, body);
+    if (all_digits(tokens.front())) return take_data_row(number, raw, tokens);
+    if (take_nccl_line(number, raw, body, tokens)) return;
+    if (take_command(body, false)) return;
+    problem(number, raw, "not nccl-tests output, a data row or a command line");
+  }
+
+  NcclLog finish() {
+    if (continuing_) finish_command();
+    decide_collective();
+    decide_ranks();
+    for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
+    return std::move(log_);
+  }
+
+ private:
+  void problem(int number, std::string_view raw, std::string why) {
+    log_.problems.push_back({number, std::string(raw), std::move(why)});
+  }
+
+  // Comments are never problems; the ones nccl-tests writes still carry the layout, the devices,
+  // the footer and sometimes the command.
+  void take_comment(int number, std::string_view raw, std::string_view body) {
+    while (!body.empty() && body.front() == '#') body.remove_prefix(1);
+    body = trim(body);
+    if (body.empty()) return;
+    const Tokens tokens = split(body);
+    if (!take_nccl_line(number, raw, body, tokens)) take_command(body, true);
+  }
+
+  bool take_nccl_line(int number, std::string_view raw, std::string_view body, const Tokens& tokens) {
+    if (const auto layout = column_header(tokens)) {
+      layout_ = *layout;
+      return true;
+    }
+    if (placement_banner(tokens)) {
+      in_place_only_ = std::find(tokens.begin(), tokens.end(), "out-of-place") == tokens.end();
+      return true;
+    }
+    if (const auto device = device_line(body, tokens)) {
+      device_ranks_.insert(device->rank);
+      if (std::find(gpus_.begin(), gpus_.end(), device->model) == gpus_.end()) gpus_.push_back(device->model);
+      return true;
+    }
+    if (body.starts_with("Avg bus bandwidth")) {
+      const auto words = split(after_colon(body));
+      log_.avg_busbw_gbps = words.empty() ? std::nullopt : parse_real(words.front());
+      if (!log_.avg_busbw_gbps) problem(number, raw, "average bus bandwidth is not a number");
+      return true;
+    }
+    if (body.starts_with("Out of bounds values")) {
+      const auto words = split(after_colon(body));
+      log_.out_of_bounds = words.empty() ? std::nullopt : parse_integer(words.front());
+      if (!log_.out_of_bounds) problem(number, raw, "out-of-bounds count is not a number");
+      return true;
+    }
+    if (body.starts_with("Collective test starting:")) {
+      if (const auto binary = perf_binary(after_colon(body))) banner_collective_ = collective_named(*binary);
+      return true;
+    }
+    return known_chatter(body);
+  }
+
+  // A command line names an nccl-tests binary, starts with a launcher or follows a shell prompt
+  // (which also makes "cd ~/nccl-tests" a recognised line). In a comment the binary has to be the
+  // program run, so that prose mentioning all_reduce_perf is not taken for a command.
+  bool take_command(std::string_view body, bool commented) {
+    const auto prompted = after_shell_prompt(body);
+    std::string_view command = prompted ? *prompted : body;
+    if (command.size() >= 2 && command.front() == '`' && command.back() == '`')
+      command = trim(command.substr(1, command.size() - 2));
+    const std::string_view program = program_of(command);
+    bool names_binary = perf_binary(program).has_value();
+    if (!commented)
+      for (const auto token : split(command)) names_binary = names_binary || perf_binary(token).has_value();
+    if (!prompted && !names_binary && !is_launcher(program)) return false;
+    add_command_part(command);
+    return true;
+  }
+
+  void add_command_part(std::string_view part) {
+    continuing_ = part.ends_with('\\');
+    if (continuing_) part = trim(part.substr(0, part.size() - 1));
+    if (!pending_command_.empty() && !part.empty()) pending_command_ += ' ';
+    pending_command_ += part;
+    if (!continuing_) finish_command();
+  }
+
+  // Keeps the first command that runs an nccl-tests binary, else the first command seen.
+  void finish_command() {
+    continuing_ = false;
+    std::optional<std::string_view> binary;
+    for (const auto token : split(pending_command_))
+      if (!binary) binary = perf_binary(token);
+    if (log_.command.empty() || (binary && !command_names_binary_)) {
+      log_.command = pending_command_;
+      command_names_binary_ = binary.has_value();
+      command_collective_ = binary ? collective_named(*binary) : std::nullopt;
+    }
+    pending_command_.clear();
+  }
+
+  // Azure's guide: "| 1K | 0.07 |", size against in-place busbw, under a header and a rule.
+  void take_markdown(int number, std::string_view raw, std::string_view body) {
+    std::vector<std::string_view> cells;
+    std::size_t start = 1;
+    while (start <= body.size()) {
+      const auto bar = body.find('|', start);
+      const std::size_t end = bar == std::string_view::npos ? body.size() : bar;
+      cells.push_back(trim(body.substr(start, end - start)));
+      start = end + 1;
+    }
+    if (!cells.empty() && cells.back().empty()) cells.pop_back();
+    const bool rule = !cells.empty() && std::all_of(cells.begin(), cells.end(), [](std::string_view c) {
+      return !c.empty() && c.find_first_not_of("-: ") == std::string_view::npos;
+    });
+    if (rule) return;
+    if (cells.size() == 2) {
+      const auto size = size_label(cells[0]);
+      const auto busbw = parse_real(cells[1]);
+      if (size && busbw && *busbw >= 0) return add_summary_row(number, *size, *busbw);
+      if (lower(cells[0]).find("size") != std::string::npos) return;  // the header
+    }
+    problem(number, raw, "markdown row is not \"| size | busbw |\"");
+  }
+
+  static std::optional<Bytes> size_label(std::string_view text) {
+    try {
+      return parse_bytes(text);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  void add_summary_row(int number, Bytes size, double busbw) {
+    MeasuredRow row;
+    row.line = number;
+    row.size = size;
+    row.size_approximate = true;
+    MeasuredPoint point;
+    point.busbw_gbps = busbw;
+    point.has_time = false;
+    row.in_place = point;
+    log_.rows.push_back(row);
+    log_.summary_table = true;
+  }
+
+  // size count type [redop] [root] then time algbw busbw check, once or twice.
+  void take_data_row(int number, std::string_view raw, const Tokens& t) {
+    try {
+      log_.rows.push_back(data_row(number, t));
+    } catch (const RowError& e) {
+      problem(number, raw, e.why);
+    }
+  }
+
+  MeasuredRow data_row(int number, const Tokens& t) {
+    MeasuredRow row;
+    row.line = number;
+    const auto size = parse_unsigned(t[0]);
+    if (!size) throw RowError{"size \"" + std::string(t[0]) + "\" is out of range"};
+    row.size = *size;
+    if (t.size() < 3) throw RowError{"truncated row: no count and type"};
+    const auto count = parse_unsigned(t[1]);
+    if (!count) throw RowError{"count \"" + std::string(t[1]) + "\" is not a number"};
+    row.count = *count;
+    if (!is_letter(t[2].front())) throw RowError{"type \"" + std::string(t[2]) + "\" is not a type name"};
+    row.type = t[2];
+    std::size_t i = 3;
+    if (i < t.size() && is_letter(t[i].front()) && t[i] != "N/A") row.redop = t[i++];
+    // Without a header, a root column shows as one value more than whole placements.
+    const bool has_root = layout_.known ? layout_.root : (t.size() - i) % 4 == 1;
+    if (has_root) {
+      if (i >= t.size()) throw RowError{"truncated row: no root"};
+      const auto root = parse_integer(t[i]);
+      if (!root || *root < -1 || *root > std::numeric_limits<int>::max())
+        throw RowError{"root \"" + std::string(t[i]) + "\" is not a rank"};
+      row.root = static_cast<int>(*root);
+      ++i;
+    }
+    const std::size_t values = t.size() - i;
+    const bool both = values == 8 && layout_.placements >= 2;
+    if (values != 4 && !both)
+      throw RowError{"expected 4 or 8 values (time algbw busbw " +
+                     std::string(layout_.check == CheckColumn::error ? "error" : "#wrong") +
+                     " per placement), found " + std::to_string(values) + (values < 8 ? " (truncated row?)" : "")};
+    // Columns get cut from the right, so a lone placement is out-of-place unless the banner
+    // above named in-place alone.
+    auto& first = (both || !in_place_only_) ? row.out_of_place : row.in_place;
+    first = point(t, i);
+    if (both) row.in_place = point(t, i + 4);
+    return row;
+  }
+
+  MeasuredPoint point(const Tokens& t, std::size_t i) {
+    MeasuredPoint p;
+    p.time_us = metric(t[i], "time");
+    p.algbw_gbps = metric(t[i + 1], "algbw");
+    p.busbw_gbps = metric(t[i + 2], "busbw");
+    read_check(t[i + 3], layout_.check, p);
+    // Below 1 GB/s two printed decimals say too little about the ratio.
+    if (p.algbw_gbps >= 1.0)
+      samples_.push_back({p.algbw_gbps, half_ulp(t[i + 1]), p.busbw_gbps, half_ulp(t[i + 2])});
+    return p;
+  }
+
+  void decide_collective() {
+    const std::pair<std::optional<CollectiveKind>, const char*> sources[] = {
+        {command_collective_, "command"},
+        {banner_collective_, "test banner"},
+        {collective_from_file_name(log_.origin), "file name"}};
+    for (const auto& [kind, source] : sources) {
+      if (!kind) continue;
+      if (!log_.collective) {
+        log_.collective = kind;
+        log_.collective_source = source;
+      } else if (*kind != *log_.collective) {
+        log_.notes.push_back("the " + log_.collective_source + " says " + std::string(to_string(*log_.collective)) +
+                             " but the " + source + " says " + std::string(to_string(*kind)));
+      }
+    }
+  }
+
+  void decide_ranks() {
+    const auto ratio = log_.collective ? ranks_fitting_ratio(*log_.collective, samples_) : std::nullopt;
+    const bool ratio_decides = ratio && ratio->lo != 0 && ratio->lo == ratio->hi;
+    auto use = [&](int n, const char* source) {
+      log_.ranks = n;
+      log_.ranks_source = source;
+    };
+    if (device_ranks_.empty()) {
+      if (ratio_decides) use(ratio->lo, "busbw/algbw ratio");
+      return;
+    }
+    const int listed = *device_ranks_.rbegin() + 1;
+    const bool fits = !ratio || (ratio->lo <= listed && listed <= ratio->hi);
+    if (static_cast<int>(device_ranks_.size()) == listed) {
+      use(listed, "device lines");
+      if (!fits) note_rank_clash("list " + std::to_string(listed) + " ranks", *ratio);
+      return;
+    }
+    // Docs often show only some device lines; the highest rank shown is then a lower bound.
+    if (ratio_decides && ratio->lo > listed) return use(ratio->lo, "busbw/algbw ratio");
+    if (fits) return use(listed, "highest device rank");
+    note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);
+  }
+
+  void note_rank_clash(const std::string& devices_say, RankRange ratio) {
+    log_.notes.push_back("device lines " + devices_say + " but busbw/algbw fits " + describe(ratio));
+  }
+
+  static std::string describe(RankRange range) {
+    if (range.lo == 0) return "no rank count";
+    if (range.lo == range.hi) return "only " + std::to_string(range.lo) + " ranks";
+    return std::to_string(range.lo) + " to " + std::to_string(range.hi) + " ranks";
+  }
+
+  NcclLog log_;
+  Layout layout_;
+  bool in_place_only_ = false;
+  bool continuing_ = false;  // the last command line ended with '\'
+  std::string pending_command_;
+  bool command_names_binary_ = false;
+  std::optional<CollectiveKind> command_collective_, banner_collective_;
+  std::set<int> device_ranks_;
+  std::vector<std::string> gpus_;
+  std::vector<BandwidthSample> samples_;
+};
+
+}  // namespace
+
+NcclLog parse_nccl_log(std::istream& in, const std::string& origin) {
+  LogParser parser(origin);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string_view text = line;
+    if (number == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
+    parser.take(number, text);
+  }
+  return parser.finish();
+}
+
+NcclLog read_nccl_log(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open file");
+  return parse_nccl_log(in, path);
+}
+
+}  // namespace ccsim

@@ -1,0 +1,78 @@
+#pragma once
+// Reads nccl-tests output (the tables of all_reduce_perf and friends) the way it gets published:
+// raw logs, logs behind srun or OpenMPI rank labels, copies that lost their '#' or were indented
+// by markdown, the old (2019-2021) layout without a root column, and busbw-only markdown summaries.
+// A line it cannot place is reported with its number instead of being dropped, so that a new
+// format shows up as a problem rather than as quietly thinner data.
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/collective.hpp"
+#include "sim/units.hpp"
+
+namespace ccsim {
+
+// One placement (out-of-place or in-place) of one row.
+struct MeasuredPoint {
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  std::optional<long long> wrong;   // "#wrong" of current nccl-tests; empty when "N/A"
+  std::optional<double> max_error;  // "error" of the old layout (e.g. 1e-07); empty when "N/A"
+  bool has_time = true;             // false in summary tables, which give busbw only (time, algbw are 0)
+};
+
+struct MeasuredRow {
+  int line = 0;  // 1-based, in the log
+  Bytes size = 0;  // nccl-tests' zero-byte rows are kept, with size 0
+  // Summary tables round sizes in decimal ("65K" for 65536, "134M" for 134217728); size is then
+  // the label read with nccl-tests' 1024-based suffixes, a few percent off (134M reads 140509184).
+  bool size_approximate = false;
+  std::uint64_t count = 0;
+  std::string type;   // "float", ...; empty in summary tables
+  std::string redop;  // "sum", "none", ...; empty where the log printed none (old all_gather, alltoall)
+  std::optional<int> root;  // as printed (-1: rootless collective); empty when the layout has no root column
+  std::optional<MeasuredPoint> out_of_place, in_place;
+};
+
+struct LogProblem {
+  int line = 0;       // 1-based
+  std::string text;   // the line as read
+  std::string why;
+};
+
+struct NcclLog {
+  std::string origin;  // path or name, for messages
+  // From the command line (xxx_perf), else nccl-tests' "Collective test starting: xxx_perf" banner,
+  // else the file name (`<system>-8g-allreduce-1.log`).
+  std::optional<CollectiveKind> collective;
+  std::string collective_source;  // "command" | "test banner" | "file name" | ""
+  // From the "#  Rank N ... device N [bus] GPU" lines when they list ranks 0..N-1 (ranks_source
+  // "device lines"); when they list only some ranks, the highest one + 1 ("highest device rank")
+  // unless busbw/algbw proves a larger count; without device lines, the only rank count whose
+  // busbw factor reproduces busbw from algbw, within print rounding, on every point with
+  // algbw >= 1 GB/s ("busbw/algbw ratio"). Empty when none of these decides it.
+  std::optional<int> ranks;
+  std::string ranks_source;  // "device lines" | "highest device rank" | "busbw/algbw ratio" | ""
+  std::string gpu;           // from the device lines, e.g. "NVIDIA H100 80GB HBM3"; distinct models joined by ", "
+  std::string command;       // the command line, shell prompt removed and continuation lines joined
+  bool summary_table = false;  // a markdown size | busbw table, not raw output
+  std::vector<MeasuredRow> rows;
+  // Every non-empty line that is neither a data row nor recognised output around it (comments,
+  // nccl-tests' headers and footers with or without '#', device lines, the command and shell lines).
+  std::vector<LogProblem> problems;
+  std::optional<double> avg_busbw_gbps;    // "# Avg bus bandwidth : X"
+  std::optional<long long> out_of_bounds;  // "# Out of bounds values : N OK"
+  // Doubts about the log as a whole, one sentence each: sources of the collective or of the rank
+  // count that disagree (a device line pasted from another run, a mislabelled file).
+  std::vector<std::string> notes;
+};
+
+NcclLog parse_nccl_log(std::istream& in, const std::string& origin);
+// Throws Error "<path>: cannot open file".
+NcclLog read_nccl_log(const std::string& path);
+
+}  // namespace ccsim

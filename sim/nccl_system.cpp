@@ -1,0 +1,260 @@
+#include "sim/nccl_system.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "sim/error.hpp"
+
+namespace ccsim::nccl {
+
+namespace {
+
+Arch arch_of(const std::string& family) {
+  if (family == "volta") return Arch::volta;
+  if (family == "ampere") return Arch::ampere;
+  if (family == "hopper" || family == "h200") return Arch::hopper;
+  if (family == "blackwell") return Arch::blackwell;
+  throw Error("no NCCL architecture class for GPU family \"" + family + "\"");
+}
+
+// Per-link NVLink constant in GB/s by GPU generation (topo.h; reference/nccl-model.md §3.1).
+double nvlink_constant(Arch a) {
+  switch (a) {
+    case Arch::volta: return 20;
+    case Arch::ampere: return 20;
+    case Arch::hopper: return 20.6;
+    case Arch::blackwell: return 40.1;
+  }
+  return 20;
+}
+
+// NCCL's search ladders (search.cc; §3.1): per-channel speeds it tries, highest first.
+const std::vector<double>& intra_ladder(Arch a) {
+  static const std::vector<double> base = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+  static const std::vector<double> sm90 = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+  static const std::vector<double> sm100 = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+  return a == Arch::blackwell ? sm100 : a == Arch::hopper ? sm90 : base;
+}
+const std::vector<double>& inter_ladder(Arch a) {
+  static const std::vector<double> sm90 = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  static const std::vector<double> sm100 = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+  return a == Arch::blackwell ? sm100 : sm90;
+}
+
+// The highest ladder speed not above `limit` (the slowest rung when even that is too fast).
+double ladder_speed(const std::vector<double>& ladder, double limit) {
+  for (double s : ladder)
+    if (s <= limit + 1e-9) return s;
+  return ladder.back();
+}
+
+constexpr int kMaxSearchChannels = 32;  // MAXCHANNELS/2: the search's own limit before duplication
+
+// NCCL's bandwidth of a route: the narrowest hop, hops striped over several links adding up; P2P
+// through an Intel CPU costs x6/5 (§3.1).
+double route_gbps(const topo::Topology& t, const topo::Route& r) {
+  double bw = 1e30;
+  for (const auto& hop : r.hops) {
+    double sum = 0;
+    for (auto l : hop.links) sum += link_gbps(t, l);
+    bw = std::min(bw, sum);
+  }
+  if (r.via_cpu) bw /= 1.2;
+  return bw;
+}
+
+bool has_amd_cpu(const topo::Topology& t) {
+  for (const auto& l : t.links())
+    if (l.kind == topo::LinkKind::cpu && l.generation == "xgmi") return true;
+  return false;
+}
+
+struct NodeView {
+  int nodes = 1;
+  int ppn = 1;
+  double intra_gbps = 0;   // what one GPU can push to its ring neighbour inside a node
+  bool intra_nvlink = true;
+  int nics = 0;            // NICs of a node
+  double nic_gbps = 0;     // one NIC
+};
+
+NodeView view(const topo::Topology& t, int nranks) {
+  NodeView v;
+  const int gpn = t.gpus_per_node();
+  v.ppn = std::min(gpn, nranks);
+  v.nodes = (nranks + v.ppn - 1) / v.ppn;
+  v.intra_gbps = 1e30;
+  for (int r = 0; r < v.ppn && v.ppn > 1; ++r) {
+    const topo::Route route = t.route(static_cast<std::size_t>(r), static_cast<std::size_t>((r + 1) % v.ppn));
+    v.intra_nvlink = v.intra_nvlink && route.latency_class == LatencyClass::nvlink;
+    double bw = route_gbps(t, route);
+    // A GPU with NVLinks to several peers (no switch) drives rings over all of them at once: NCCL
+    // finds one ring per set of disjoint links, so the GPU's whole NVLink width counts.
+    if (route.latency_class == LatencyClass::nvlink && !route.through_gpu) {
+      double total = 0;
+      for (auto [e, end] = boost::out_edges(t.gpu(static_cast<std::size_t>(r)), t.graph()); e != end; ++e) {
+        const auto& l = t.link(t.graph()[*e]);
+        if (l.kind == topo::LinkKind::nvlink) total += link_gbps(t, t.graph()[*e]);
+      }
+      bw = std::max(bw, total);
+    }
+    v.intra_gbps = std::min(v.intra_gbps, bw);
+  }
+  if (v.ppn == 1) v.intra_gbps = 5000;  // LOC: no intra-node hop
+  if (v.nodes > 1) {
+    const auto nics = t.nics_of_node(0);
+    v.nics = static_cast<int>(nics.size());
+    for (auto nic : nics)
+      for (auto [e, end] = boost::out_edges(nic, t.graph()); e != end; ++e) {
+        const auto id = t.graph()[*e];
+        if (t.link(id).kind == topo::LinkKind::net) v.nic_gbps = std::max(v.nic_gbps, link_gbps(t, id));
+      }
+    if (v.nics == 0 || v.nic_gbps <= 0) throw Error("topology " + t.name() + " spans nodes but has no network NIC");
+  }
+  return v;
+}
+
+// Channel duplication after the search (ncclTopoDupChannels, §3.1).
+void duplicate(Graph& g, Arch a) {
+  if (g.bw_intra < 25) return;
+  if (a >= Arch::hopper && g.bw_intra < 50 && g.channels > 4) return;
+  g.channels *= 2;
+  g.bw_intra /= 2;
+  g.bw_inter /= 2;
+}
+
+}  // namespace
+
+double link_gbps(const topo::Topology& t, topo::LinkId id) {
+  const auto& l = t.link(id);
+  switch (l.kind) {
+    case topo::LinkKind::nvlink: {
+      // The constant belongs to the GPU end; switch-to-switch NVLink takes the fabric's generation.
+      const auto& da = t.device(l.a);
+      const auto& db = t.device(l.b);
+      const std::string& family = da.kind == topo::DeviceKind::gpu ? da.arch : db.kind == topo::DeviceKind::gpu ? db.arch : "";
+      const Arch a = family.empty() ? (l.generation == "5" ? Arch::blackwell : l.generation == "4" ? Arch::hopper : Arch::ampere)
+                                    : arch_of(family);
+      return l.lanes * nvlink_constant(a);
+    }
+    case topo::LinkKind::pcie: {
+      // width x rate / 80 (topo.cc): 12 / 24 / 48 / 96 GB/s for x16 Gen3..Gen6.
+      const double per_lane = l.generation == "3" ? 0.75 : l.generation == "4" ? 1.5 : l.generation == "5" ? 3.0 : 6.0;
+      return l.lanes * per_lane;
+    }
+    case topo::LinkKind::cpu:
+    case topo::LinkKind::c2c:
+    case topo::LinkKind::net:
+      // links.json holds NCCL's own CPU constants and NIC speeds / 8000 for these kinds.
+      return l.bandwidth_bytes_per_s / 1e9;
+  }
+  return 0;
+}
+
+System describe(const topo::Topology& t, int nranks) {
+  System s;
+  s.arch = arch_of(t.gpu_arch());
+  s.ranks = nranks;
+  const NodeView v = view(t, nranks);
+  s.nodes = v.nodes;
+  s.amd_cpu = has_amd_cpu(t);
+  s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink;
+  s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1;
+  s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8;
+  s.pat_allowed = v.ppn == 1 && v.nodes > 1;
+
+  Graph ring;
+  ring.type_intra = v.intra_nvlink ? PathType::nvlink : PathType::pci;
+  if (v.nodes == 1) {
+    const double speed = ladder_speed(intra_ladder(s.arch), v.intra_gbps);
+    ring.channels = std::clamp(static_cast<int>(std::floor(v.intra_gbps / speed + 1e-9)), 1, kMaxSearchChannels);
+    ring.bw_intra = ring.bw_inter = speed;
+  } else {
+    // Each ring leaves the node through one NIC; the speed must fit the NIC and, summed over the
+    // rings, what a GPU can push inside the node.
+    double speed = ladder_speed(inter_ladder(s.arch), v.nic_gbps);
+    int per_nic = std::max(1, static_cast<int>(std::floor(v.nic_gbps / speed + 1e-9)));
+    // Fewer NICs than GPUs per node: rings share them; more GPUs cannot add channels beyond the NICs.
+    int channels = std::min(kMaxSearchChannels, v.nics * per_nic);
+    for (const double rung : inter_ladder(s.arch)) {
+      if (rung > speed) continue;
+      speed = rung;
+      if (channels * speed <= v.intra_gbps + 1e-9) break;
+    }
+    ring.channels = channels;
+    ring.bw_intra = ring.bw_inter = speed;
+  }
+  duplicate(ring, s.arch);
+  s.ring = ring;
+  s.tree = ring;
+  if (v.nodes > 1 && v.nics < v.ppn) s.tree.tree_pattern = true;  // all NIC traffic through one GPU
+  if (s.collnet) {
+    s.collnet_direct = ring;
+    s.collnet_chain = ring;
+  }
+  if (s.nvls) {
+    Graph g;
+    g.channels = s.arch == Arch::blackwell ? (v.nodes > 1 ? 32 : 24) : 16;  // §1.5
+    // NVLS moves S(N+1)/N per GPU where a ring moves 2S(N-1)/N (§1.5), at the switch's reduction
+    // efficiency (nvlsEfficiency, §3.3): the per-channel speed in ring-equivalent (bus) terms.
+    const double n = v.ppn;
+    const double efficiency = s.arch == Arch::blackwell ? 0.74 : 0.85;
+    g.bw_intra = ladder_speed(intra_ladder(s.arch), v.intra_gbps * efficiency * 2 * (n - 1) / (n + 1) / g.channels);
+    g.bw_inter = v.nodes > 1 ? ring.bw_inter : g.bw_intra;
+    g.type_intra = PathType::nvlink;
+    s.nvls_graph = g;
+  }
+  return s;
+}
+
+std::optional<Func> function_of(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::broadcast: return Func::broadcast;
+    case CollectiveKind::reduce: return Func::reduce;
+    case CollectiveKind::all_gather: return Func::all_gather;
+    case CollectiveKind::reduce_scatter: return Func::reduce_scatter;
+    case CollectiveKind::all_reduce: return Func::all_reduce;
+    default: return std::nullopt;
+  }
+}
+
+Bytes cost_bytes(const CollectiveSpec& spec) {
+  // nccl-tests' count is already the total for the block collectives (CollectiveSpec::count).
+  return spec.size_bytes();
+}
+
+int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks) {
+  const Graph& g = algo == Algo::ring || algo == Algo::pat ? s.ring
+                   : algo == Algo::tree                     ? s.tree
+                   : algo == Algo::nvls || algo == Algo::nvls_tree ? s.nvls_graph
+                   : algo == Algo::collnet_direct           ? s.collnet_direct
+                                                            : s.collnet_chain;
+  int nc = std::max(1, g.channels);
+  // NVLS and CollNet keep their channel count: their work is split by heads, not by size.
+  if (algo != Algo::ring && algo != Algo::tree) return nc;
+  const double threads = proto == Protocol::ll128 ? 640 : 512;
+  double per_thread = proto == Protocol::simple ? 64 : 8;
+  if (proto == Protocol::ll && algo == Algo::ring) per_thread *= nranks;
+  while (nc > 1 && static_cast<double>(nbytes) < nc * threads * per_thread) --nc;
+  return nc;
+}
+
+Choice choose(const System& s, const CollectiveSpec& spec) {
+  Choice c;
+  const auto f = function_of(spec.kind);
+  if (!f) {
+    c.algorithm = "direct";
+    c.protocol = Protocol::simple;
+    c.channels = std::max(1, s.ring.channels);
+    return c;
+  }
+  const Estimate e = nccl::choose(s, *f, cost_bytes(spec));
+  c.algorithm = std::string(to_string(e.algo));
+  c.protocol = e.proto;
+  c.channels = launched_channels(s, e.algo, e.proto, cost_bytes(spec), spec.nranks);
+  c.estimate_us = e.time_us;
+  return c;
+}
+
+}  // namespace ccsim::nccl

@@ -1,0 +1,43 @@
+#pragma once
+// What NCCL would see of a machine (its topology detection and graph search, reduced to the figures
+// its cost model reads), and what it would pick for a collective call: the algorithm, protocol and
+// channel count. This is the bridge from ccsim's Topology to nccl_tuning's cost model, and from the
+// model's choice back to ccsim's algorithm names.
+#include <optional>
+#include <string>
+
+#include "sim/collective.hpp"
+#include "sim/nccl_tuning.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace ccsim::nccl {
+
+// The cost model's inputs for a communicator of the first `nranks` GPUs (rank order) of `t`.
+System describe(const topo::Topology& t, int nranks);
+
+// NCCL's own bandwidth figure for one link (GB/s per direction), as its topology code sets it:
+// NVLink lanes x the per-link constant of the GPU generation, PCIe width x rate / 80, the NIC speed,
+// the CPU interconnect constants (reference/nccl-model.md §3.1).
+double link_gbps(const topo::Topology& t, topo::LinkId id);
+
+// The collectives NCCL's cost model covers; the others are point-to-point in NCCL.
+std::optional<Func> function_of(CollectiveKind kind);
+// NCCL's nBytes for the cost model: the per-rank buffer, or the total for all_gather and
+// reduce_scatter (§3.6).
+Bytes cost_bytes(const CollectiveSpec& spec);
+
+// Channels NCCL launches for a message of `nbytes`: the graph's count, reduced for small messages
+// so that every thread still has work (§1.7).
+int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks);
+
+struct Choice {
+  std::string algorithm;  // a ccsim algorithm name
+  Protocol protocol = Protocol::simple;
+  int channels = 1;
+  std::optional<double> estimate_us;  // NCCL's own time estimate, when its model covers the call
+};
+// What NCCL would run for this call. Point-to-point collectives (alltoall, gather, scatter,
+// sendrecv) get direct sends with Simple over the p2p channels.
+Choice choose(const System& s, const CollectiveSpec& spec);
+
+}  // namespace ccsim::nccl

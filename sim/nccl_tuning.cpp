@@ -1,0 +1,371 @@
+#include "sim/nccl_tuning.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.hpp"
+
+namespace ccsim::nccl {
+
+namespace {
+
+constexpr int kProtocols = 3;
+// NCCL's protocol index order (LL, LL128, Simple): the tables below and the tie rule follow it.
+constexpr Protocol kProtocolOrder[kProtocols] = {Protocol::ll, Protocol::ll128, Protocol::simple};
+
+int index_of(Protocol p) {
+  switch (p) {
+    case Protocol::ll: return 0;
+    case Protocol::ll128: return 1;
+    case Protocol::simple: return 2;
+  }
+  return 2;
+}
+int index_of(Algo a) { return static_cast<int>(a); }
+int index_of(Arch a) { return static_cast<int>(a); }
+
+// ---- §3.2: latencies in us, [algorithm][LL, LL128, Simple]. "-" cells of the reference are 0:
+// those pairs are disabled before their latency could matter.
+constexpr double kBaseLat[7][kProtocols] = {
+    {6.8, 14.0, 8.4},  // tree
+    {6.6, 14.0, 8.4},  // ring
+    {0, 0, 0},         // collnet direct
+    {0, 0, 0},         // collnet chain
+    {0, 0, 0},         // nvls
+    {0, 0, 0},         // nvls tree
+    {8, 8, 8},         // pat
+};
+enum HwRow { kNvlinkRow, kPciRow, kNetRow };
+constexpr double kHwLat[3][7][kProtocols] = {
+    {// NVLINK
+     {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},
+    {// PCI
+     {1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
+    {// NET
+     {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}},
+};
+constexpr double kCollNetArityUs = 0.4;  // §1.4: serialisation per extra local rank (CollNetDirect)
+
+// ---- §3.3: bandwidth caps in GB/s, [architecture][node column].
+constexpr double kLlMaxBw[4][3] = {{39, 39, 20.4}, {87.7, 22.5, 19.0}, {141, 45, 35}, {282, 90, 70}};
+constexpr double kPerChMaxRingLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+constexpr double kPerChMaxTreeLL128[4][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr double kPerChMaxTree[4][3] = {{26.5, 18.5, 10}, {24, 23.6, 17.8}, {38.7, 41.4, 36}, {70, 42.8, 24}};
+// Volta and Ampere have no NVLS: their "-" is 0, which (like their 0 efficiency) zeroes the bandwidth.
+constexpr double kPerChMaxNvlsTree[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96, 80}};
+constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
+
+// ---- §3.6: bandwidth factor for Tree AllReduce by size, [protocol][log2(nBytes/64)].
+constexpr int kCorrectionSizes = 24;
+constexpr double kTreeCorrection[kProtocols][kCorrectionSizes] = {
+    {1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1, 1},
+    {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1, 1},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+};
+// The correction stops below 512 MiB = 64 B << 23, so the table's last entry is never read.
+constexpr Bytes kCorrectionLimit = Bytes{64} << 23;
+
+int floor_log2(Bytes v) {
+  int r = -1;
+  while (v) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+bool is_block(Func f) { return f == Func::all_gather || f == Func::reduce_scatter; }
+
+// Everything the per-pair formulas share.
+struct Comm {
+  const System& s;
+  Func func;
+  int ppn;
+  int arch;    // row of the §3.3 tables
+  int column;  // node column of the §3.3 tables
+  int nsteps;  // ring steps of the collective (§1.2, §3.4.5)
+};
+
+// §3.3 gives columns "1 node / 2 nodes / >=4 nodes". §3.4 splits every other node-count rule at
+// "<= 2 nodes", so the third column is really "more than 2 nodes", and 3 nodes read it too.
+int node_column(int nodes) { return nodes == 1 ? 0 : nodes == 2 ? 1 : 2; }
+
+const Graph& graph_of(const System& s, Algo a) {
+  switch (a) {
+    case Algo::tree: return s.tree;
+    case Algo::ring: return s.ring;
+    case Algo::collnet_direct: return s.collnet_direct;
+    case Algo::collnet_chain: return s.collnet_chain;
+    case Algo::nvls:
+    case Algo::nvls_tree: return s.nvls_graph;  // §3.1: one NVLS graph serves both
+    // Not in the reference: NCCL hands PAT the tree graph (graphs[] = {tree, ring, collnet,
+    // collnet, nvls, nvls, tree} wherever ncclTopoTuneModel is called).
+    case Algo::pat: return s.tree;
+  }
+  return s.ring;
+}
+
+bool is_collnet(Algo a) { return a == Algo::collnet_direct || a == Algo::collnet_chain; }
+
+// §1.1 (which algorithm serves which collective, and its conditions) and §2 (protocols).
+bool serves(const Comm& c, Algo a, Protocol p) {
+  const System& s = c.s;
+  const Func f = c.func;
+  switch (a) {
+    case Algo::ring: break;
+    case Algo::tree:
+      if (f != Func::all_reduce) return false;
+      break;
+    case Algo::collnet_direct:
+    case Algo::collnet_chain:
+      // §1.4: both variants allow at most 8 local GPUs.
+      if (!s.collnet || c.ppn > 8) return false;
+      if (f == Func::all_reduce) break;
+      if (a == Algo::collnet_direct && is_block(f) && s.collnet_ag_rs) break;
+      return false;
+    case Algo::nvls:
+      // Across nodes NVLS runs only together with CollNet (SHARP).
+      if (!s.nvls || (s.nodes > 1 && !s.collnet)) return false;
+      if (f != Func::all_reduce && !is_block(f)) return false;
+      break;
+    case Algo::nvls_tree:
+      if (!s.nvls || s.nodes == 1 || f != Func::all_reduce) return false;
+      break;
+    case Algo::pat:
+      if (!s.pat_allowed || !is_block(f)) return false;
+      break;
+  }
+  if (p != Protocol::simple && a != Algo::ring && a != Algo::tree) return false;
+  if (p == Protocol::ll128 && !s.ll128_enabled) return false;
+  return graph_of(s, a).channels > 0;
+}
+
+double ll_max_bw(const Comm& c) {
+  // §3.3 †: one node reads the architecture's row; several nodes read row 0 (Intel and every other
+  // vendor) or row 1 (AMD/mixed), whatever the GPU, so the Hopper and Blackwell rows' multi-node
+  // cells are never read.
+  const int row = c.s.nodes == 1 ? c.arch : c.s.amd_cpu ? 1 : 0;
+  return kLlMaxBw[row][c.column];
+}
+
+// §3.4 steps 1-4: NCCL's busBw for one pair, in GB/s.
+double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
+  const System& s = c.s;
+  const Graph& g = graph_of(s, a);
+  const double channels = g.channels;
+  double bw = (s.nodes <= 2 || is_collnet(a)) ? g.bw_intra : g.bw_inter;
+  if (a == Algo::nvls || a == Algo::nvls_tree) {
+    // One channel leaves (nCh-1)/nCh = 0: NVLS needs two.
+    double intra = g.bw_intra * kNvlsEfficiency[c.arch] * (channels - 1) / channels;
+    // AllReduce pipelines its reduce-scatter and all-gather halves, so each sees twice the rate.
+    intra *= c.func == Func::all_reduce ? 2.0 : static_cast<double>(c.ppn - 1) / c.ppn;
+    const double inter = g.bw_inter * (a == Algo::nvls_tree && s.nodes <= 2 ? 2.0 : 1.0);
+    bw = std::min(intra, inter);
+    if (a == Algo::nvls_tree) bw = std::min(bw, kPerChMaxNvlsTree[c.arch][c.column]);
+  }
+  double bus = channels * bw;
+
+  // Step 4, in the reference's order: each later line refines the earlier ones' result.
+  if (a == Algo::ring && p == Protocol::ll) bus = std::min(ll_max_bw(c), 0.5 * bus);
+  if (a == Algo::ring && p == Protocol::ll128)
+    bus = std::min(0.92 * bus, channels * kPerChMaxRingLL128[c.arch][c.column]);
+  if (a == Algo::tree && c.func == Func::all_reduce)
+    bus = std::min(0.92 * bus, channels * kPerChMaxTree[c.arch][c.column]);
+  if (a == Algo::tree && p == Protocol::ll) bus = std::min(bus / 3.8, ll_max_bw(c));
+  if (a == Algo::tree && p == Protocol::ll128)
+    bus = std::min(bus * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * kPerChMaxTreeLL128[c.arch][c.column]);
+  if (a == Algo::tree && g.tree_pattern) bus *= 0.85;
+  if (a == Algo::pat) bus *= 0.75;
+  if (a == Algo::collnet_direct) {
+    if (is_block(c.func)) {
+      // Each local GPU is a head with its own NIC, so the heads add up rather than the channels.
+      bus = c.ppn * std::min(g.bw_intra, 0.9 * g.bw_inter);
+    } else {
+      // Fewer channels than local GPUs leave some heads without a NIC of their own.
+      double factor = c.ppn / channels;
+      factor -= (factor - 1) / 2;
+      bus /= factor;
+      if (s.arch >= Arch::hopper) bus *= 0.85;
+    }
+  }
+  return bus;
+}
+
+// §3.4 step 5: busBw to the algorithm bandwidth NCCL stores.
+double algorithm_bandwidth(const Comm& c, Algo a, double bus) {
+  // AG/RS on anything but a ring is already counted per algorithm byte.
+  if (a != Algo::ring && is_block(c.func)) return bus;
+  if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree) return bus * c.s.ranks / c.nsteps;
+  return bus * 0.5;  // tree and CollNet AllReduce move each byte up and back down
+}
+
+double hw_latency(const System& s, HwRow row, Algo a, Protocol p) {
+  // §3.2: POWER hosts give Tree/Simple over PCI Ring's latency.
+  if (s.power_cpu && row == kPciRow && a == Algo::tree && p == Protocol::simple)
+    return kHwLat[kPciRow][index_of(Algo::ring)][index_of(p)];
+  return kHwLat[row][index_of(a)][index_of(p)];
+}
+
+// §3.2 "Network post overhead per step".
+double net_overhead_us(const System& s) { return s.amd_cpu ? 2.0 : 1.0; }
+
+// §3.5: NCCL's latency for one pair, in us, before the ring plateau of §3.6.
+double latency(const Comm& c, Algo a, Protocol p) {
+  const System& s = c.s;
+  const Graph& g = graph_of(s, a);
+  const int pi = index_of(p);
+  const HwRow intra_row = g.type_intra == PathType::nvlink ? kNvlinkRow : kPciRow;
+  const double intra = hw_latency(s, intra_row, a, p);
+  // With one GPU per node every step waits on the network in full, which Tree's row models.
+  double inter = c.ppn == 1 ? hw_latency(s, kNetRow, Algo::tree, p) : hw_latency(s, kNetRow, a, p);
+  // Simple pays latencyInter twice: the second covers the flush of received data.
+  inter += g.latency_inter_us * (p == Protocol::simple ? 2 : 1);
+  const double base = kBaseLat[index_of(a)][pi];
+  // The tree's depth across nodes is an integer number of levels (floor), as a binary tree's is.
+  const int log2_nodes = floor_log2(static_cast<Bytes>(s.nodes));
+
+  switch (a) {
+    case Algo::ring: {
+      if (c.func == Func::broadcast || c.func == Func::reduce) {
+        // Reading §3.2: across nodes a ring's hops are charged at the NET row.
+        const HwRow row = s.nodes == 1 ? intra_row : kNetRow;
+        if (g.same_channels) return base + hw_latency(s, row, Algo::ring, p);
+        const double step = hw_latency(s, row, p == Protocol::simple ? Algo::tree : Algo::ring, p);
+        return base + c.nsteps * step;
+      }
+      const int n_inter = c.func == Func::all_reduce ? 2 * (s.nodes - 1) : s.nodes - 1;
+      // Across nodes every step still posts a network operation (x3 for Simple), whatever its link.
+      const double overhead = s.nodes > 1 ? net_overhead_us(s) * (p == Protocol::simple ? 3 : 1) : 0.0;
+      return base + (c.nsteps - n_inter) * std::max(intra, overhead) + n_inter * inter;
+    }
+    case Algo::tree: return base + 2 * ((c.ppn - 1) * intra + log2_nodes * inter);
+    case Algo::collnet_direct:
+      return base + 2 * (std::min(1, c.ppn - 1) * intra + (c.ppn - 1) * kCollNetArityUs) + inter;
+    case Algo::collnet_chain: return base + 2 * (c.ppn - 1) * intra + inter;
+    case Algo::nvls: return intra + (s.nodes > 1 ? inter : 0.0);  // baseLat is not added
+    case Algo::nvls_tree: return base + intra + 2 * log2_nodes * inter;
+    case Algo::pat: return base + log2_nodes * inter / 3.5 + 2.8 * s.ranks;
+  }
+  return base;
+}
+
+int ring_steps(Func f, int ranks) {
+  switch (f) {
+    case Func::all_reduce: return 2 * (ranks - 1);
+    case Func::all_gather:
+    case Func::reduce_scatter: return ranks - 1;
+    case Func::broadcast:
+    case Func::reduce: return ranks;
+  }
+  return ranks;
+}
+
+void check(const System& s) {
+  if (s.nodes < 1) throw Error("NCCL cost model: node count " + std::to_string(s.nodes) + " is below 1");
+  if (s.ranks < 1) throw Error("NCCL cost model: rank count " + std::to_string(s.ranks) + " is below 1");
+  if (s.ranks % s.nodes != 0)
+    throw Error("NCCL cost model: " + std::to_string(s.ranks) + " ranks do not split evenly over " +
+                std::to_string(s.nodes) + " nodes");
+}
+
+}  // namespace
+
+Arch arch_from_sm(int sm) {
+  if (sm < 80) return Arch::volta;
+  if (sm < 90) return Arch::ampere;
+  if (sm < 100) return Arch::hopper;
+  return Arch::blackwell;
+}
+
+std::string_view to_string(Algo algo) {
+  switch (algo) {
+    case Algo::tree: return "tree";
+    case Algo::ring: return "ring";
+    case Algo::collnet_direct: return "collnet_direct";
+    case Algo::collnet_chain: return "collnet_chain";
+    case Algo::nvls: return "nvls";
+    case Algo::nvls_tree: return "nvls_tree";
+    case Algo::pat: return "pat";
+  }
+  return "?";
+}
+
+const std::vector<Algo>& all_algos() {
+  static const std::vector<Algo> all = {Algo::tree,         Algo::ring, Algo::collnet_direct, Algo::collnet_chain,
+                                        Algo::nvls,         Algo::nvls_tree, Algo::pat};
+  return all;
+}
+
+std::string_view to_string(Func func) {
+  switch (func) {
+    case Func::broadcast: return "broadcast";
+    case Func::reduce: return "reduce";
+    case Func::all_gather: return "all_gather";
+    case Func::reduce_scatter: return "reduce_scatter";
+    case Func::all_reduce: return "all_reduce";
+  }
+  return "?";
+}
+
+std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, bool fp8) {
+  check(system);
+  std::vector<Estimate> table;
+  table.reserve(all_algos().size() * kProtocols);
+  for (Algo a : all_algos())
+    for (Protocol p : kProtocolOrder) table.push_back(Estimate{a, p, -1, 0, 0, 0});
+
+  // One rank has nothing to communicate: NCCL's table (enqueue.cc) then holds only Ring/Simple,
+  // at no cost, and the step counts below would divide by zero.
+  if (system.ranks == 1) {
+    for (auto& e : table)
+      if (e.algo == Algo::ring && e.proto == Protocol::simple) e.time_us = 0;
+    return table;
+  }
+
+  const Comm c{system, func, system.ranks / system.nodes, index_of(system.arch), node_column(system.nodes),
+               ring_steps(func, system.ranks)};
+  const double bytes = static_cast<double>(nbytes);
+  for (auto& e : table) {
+    if (!serves(c, e.algo, e.proto)) continue;
+    const double bus = bus_bandwidth(c, e.algo, e.proto);
+    double bw = algorithm_bandwidth(c, e.algo, bus);
+    if (!(bw > 0)) continue;  // §3.4.6: a zero bandwidth means "not available"
+
+    // §3.6 tree correction, also for NVLSTree on Blackwell with x86 hosts. Sizes under 64 B have
+    // no log2(nBytes/64) index and sizes from 512 MiB on are excluded, so both keep their bandwidth.
+    const bool corrected = e.algo == Algo::tree ||
+                           (e.algo == Algo::nvls_tree && system.arch == Arch::blackwell && system.x86_cpu);
+    if (corrected && func == Func::all_reduce && nbytes >= 64 && nbytes < kCorrectionLimit)
+      bw *= kTreeCorrection[index_of(e.proto)][floor_log2(nbytes >> 6)];
+
+    double lat = latency(c, e.algo, e.proto);
+    // §3.6 ring plateau. The divisor is the communicator's channel count, which is the ring's.
+    if (e.algo == Algo::ring && e.proto == Protocol::simple && system.nodes > 1 && func == Func::all_reduce &&
+        nbytes / (static_cast<Bytes>(system.ring.channels) * static_cast<Bytes>(system.ranks)) >= 64)
+      lat *= system.arch >= Arch::ampere ? 1.4 : 1.9;
+
+    double time = lat + bytes / (1000 * bw);  // latCount 1: one operation, not a group
+    // §3.6: large fp8 ring sums lose precision, so NCCL all but forbids them.
+    if (fp8 && e.algo == Algo::ring && func == Func::all_reduce && system.ranks > 8) time *= 1024;
+
+    e.time_us = time;
+    e.bus_bw_gbps = bus;
+    e.latency_us = lat;
+    e.alg_bw_gbps = bw;
+  }
+  return table;
+}
+
+Estimate choose(const System& system, Func func, Bytes nbytes, bool fp8) {
+  const auto table = cost_table(system, func, nbytes, fp8);
+  const Estimate* best = nullptr;
+  // Strictly less: on a tie the earlier index (algorithm, then LL < LL128 < Simple) stays.
+  for (const auto& e : table)
+    if (e.time_us >= 0 && (!best || e.time_us < best->time_us)) best = &e;
+  if (!best)
+    throw Error("NCCL cost model: no algorithm/protocol serves " + std::string(to_string(func)) +
+                " on this system (no ring graph?)");
+  return *best;
+}
+
+}  // namespace ccsim::nccl

@@ -1,0 +1,88 @@
+#pragma once
+// NCCL 2.30's algorithm/protocol cost model (tuning.cc ncclTopoTuneModel and ncclTopoGetAlgoTime,
+// enqueue.cc's cost table; reference/nccl-model.md §1-§3). It is a pure function of a described
+// system: no topology detection or graph search happens here. The caller passes the graphs NCCL's
+// search would have found, and gets NCCL's time estimate for every (algorithm, protocol) pair and
+// the pair NCCL would pick. Estimates are NCCL's own figures, not a simulation: they are what
+// decides NCCL's choice, whether or not they match measured times.
+#include <string_view>
+#include <vector>
+
+#include "sim/protocol.hpp"
+#include "sim/units.hpp"
+
+namespace ccsim::nccl {
+
+// NCCL's architecture index for its bandwidth tables (§3.3). Ordered, so `>=` compares generations.
+enum class Arch { volta, ampere, hopper, blackwell };
+Arch arch_from_sm(int sm);  // <80 volta, 80-89 ampere, 90-99 hopper, >=100 blackwell
+
+// NCCL's algorithm index order (NCCL_ALGO_*): the cost table and the tie rule follow it.
+enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat };
+// "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat": also the names of
+// ccsim's algorithms.
+std::string_view to_string(Algo algo);
+const std::vector<Algo>& all_algos();  // in NCCL's index order
+
+// The collectives NCCL's cost model covers (NCCL_NUM_FUNCTIONS, §1.1). AlltoAll, gather, scatter
+// and send/recv are point-to-point in NCCL and have no cost model.
+enum class Func { broadcast, reduce, all_gather, reduce_scatter, all_reduce };
+std::string_view to_string(Func func);
+
+// The path class of a graph's intra-node hops. Only NVLink gets the NVLINK latency row; every other
+// class (PCI, and NET for a graph with one GPU per node) takes the PCI row, as NCCL does (§3.2).
+enum class PathType { nvlink, pci, net };
+
+// One NCCL graph after the search (§3.1).
+struct Graph {
+  int channels = 0;        // 0: no such graph, so the algorithms built on it are unavailable
+  double bw_intra = 0;     // GB/s per channel
+  double bw_inter = 0;     // GB/s per channel; on one node NCCL's search leaves it equal to bw_intra
+  PathType type_intra = PathType::nvlink;
+  double latency_inter_us = 0;  // the graph's latencyInter
+  bool tree_pattern = false;    // pattern TREE (3): all NIC traffic through one GPU, bandwidth x0.85
+  bool same_channels = true;    // every channel has the same ring (Ring broadcast/reduce latency)
+};
+
+// The communicator as the cost model sees it. Every flag here is a condition NCCL decides from the
+// topology and environment before the model runs (§1.1, §2); the model only obeys it.
+struct System {
+  Arch arch = Arch::hopper;     // of the oldest GPU (NCCL's minCompCap)
+  int nodes = 1;                // the §3.3 caps read column 1 node / 2 nodes / more than 2 (3 included)
+  int ranks = 8;                // must be a multiple of nodes: ppn = ranks / nodes
+  bool amd_cpu = false;         // AMD hosts: llMaxBw row 1 across nodes, 2 us net overhead (§3.2, §3.3)
+  bool x86_cpu = true;          // false for ARM/POWER hosts: no Blackwell NVLSTree size correction
+  bool power_cpu = false;       // POWER hosts: Tree/Simple PCI latency equals Ring's
+  bool ll128_enabled = true;    // the LL128 conditions of §2 hold
+  bool collnet = false;         // a CollNet (SHARP) plugin is present and enabled
+  bool collnet_ag_rs = false;   // ...and serves all_gather/reduce_scatter (iallgather/ireducescatter, 1 GPU per NIC)
+  bool nvls = false;            // NVSwitch with multicast, SM90+
+  bool pat_allowed = false;     // PAT's conditions hold (1 GPU per node, host-driven network)
+  Graph ring, tree, collnet_chain, collnet_direct, nvls_graph;
+};
+
+// One cell of NCCL's cost table.
+struct Estimate {
+  Algo algo = Algo::ring;
+  Protocol proto = Protocol::simple;
+  double time_us = -1;      // NCCL's estimate; < 0: the pair is unavailable (all other fields 0)
+  double bus_bw_gbps = 0;   // NCCL's busBw after the refinements of §3.4 step 4 (what §3.7 quotes)
+  double latency_us = 0;    // the latency term of the time, the ring plateau included
+  double alg_bw_gbps = 0;   // the bandwidth term of the time: busBw converted (§3.4.5), tree correction included
+};
+
+// nbytes is NCCL's nBytes (§3.6): elemSize x count of the call, where count is per rank for
+// broadcast, reduce and all_reduce but the total (per-rank count x ranks) for all_gather and
+// reduce_scatter, i.e. nccl-tests' "size" column in every case. The model is for one operation
+// (latCount 1). fp8: the call's data type is an 8-bit float (NCCL's penalty on large Ring AR).
+//
+// Every (algorithm, protocol) pair in NCCL's order: algorithms by index, protocols LL, LL128,
+// Simple inside each. Throws ccsim::Error on an inconsistent System (ranks < 1, nodes < 1, ranks
+// not a multiple of nodes).
+std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, bool fp8 = false);
+
+// NCCL's pick: the least time, the earlier pair on a tie. Throws ccsim::Error when no pair is
+// available (e.g. no ring graph).
+Estimate choose(const System& system, Func func, Bytes nbytes, bool fp8 = false);
+
+}  // namespace ccsim::nccl

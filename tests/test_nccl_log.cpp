@@ -1,0 +1,475 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/error.hpp"
+#include "sim/nccl_log.hpp"
+
+using namespace ccsim;
+
+namespace {
+
+NcclLog parse(const std::string& text, const std::string& origin = "inline") {
+  std::istringstream in(text);
+  return parse_nccl_log(in, origin);
+}
+
+std::vector<int> problem_lines(const NcclLog& log) {
+  std::vector<int> lines;
+  for (const auto& p : log.problems) lines.push_back(p.line);
+  return lines;
+}
+
+// Shows what went wrong when a check on a whole log fails.
+std::string dump_problems(const NcclLog& log) {
+  std::string out;
+  for (const auto& p : log.problems) out += std::to_string(p.line) + ": " + p.text + " [" + p.why + "]\n";
+  for (const auto& n : log.notes) out += "note: " + n + "\n";
+  return out;
+}
+
+const char* const kNewLayout = R"LOG(# nThread 1 nGpus 2 minBytes 0 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid   1000 on      node1 device  0 [0x18] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid   1001 on      node1 device  1 [0x2a] NVIDIA H100 80GB HBM3
+NCCL version 2.21.5+cuda12.4
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           0             0     float     sum      -1     0.10    0.00    0.00      0     0.10    0.00    0.00      0
+     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    19.00   55.19   55.19    N/A
+   134217728      33554432     float     sum      -1    12485   10.75   10.75      2    12000   11.18   11.18      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 25.5
+#
+)LOG";
+
+}  // namespace
+
+TEST_CASE("nccl log: current layout with device lines and footer") {
+  const NcclLog log = parse(kNewLayout, "logs/h100-2g-allreduce-1.log");
+  CHECK(log.problems.empty());
+  CHECK(log.notes.empty());
+  REQUIRE(log.rows.size() == 3);
+  CHECK(log.collective == CollectiveKind::all_reduce);
+  CHECK(log.collective_source == "file name");
+  CHECK(log.ranks == 2);
+  CHECK(log.ranks_source == "device lines");
+  CHECK(log.gpu == "NVIDIA H100 80GB HBM3");
+  CHECK(log.command.empty());
+  CHECK_FALSE(log.summary_table);
+  CHECK(log.avg_busbw_gbps == doctest::Approx(25.5));
+  CHECK(log.out_of_bounds == 0);
+
+  const MeasuredRow& zero = log.rows[0];
+  CHECK(zero.line == 11);
+  CHECK(zero.size == 0);
+  CHECK(zero.count == 0);
+  REQUIRE(zero.out_of_place);
+  CHECK(zero.out_of_place->time_us == doctest::Approx(0.10));
+
+  const MeasuredRow& mid = log.rows[1];
+  CHECK(mid.size == 1048576);
+  CHECK(mid.count == 262144);
+  CHECK(mid.type == "float");
+  CHECK(mid.redop == "sum");
+  CHECK(mid.root == -1);
+  REQUIRE(mid.out_of_place);
+  REQUIRE(mid.in_place);
+  CHECK(mid.out_of_place->time_us == doctest::Approx(20.0));
+  CHECK(mid.out_of_place->algbw_gbps == doctest::Approx(52.43));
+  CHECK(mid.out_of_place->busbw_gbps == doctest::Approx(52.43));
+  CHECK(mid.out_of_place->wrong == 0);
+  CHECK(mid.out_of_place->has_time);
+  CHECK_FALSE(mid.in_place->wrong);  // N/A
+  CHECK_FALSE(mid.in_place->max_error);
+
+  const MeasuredRow& big = log.rows[2];
+  CHECK(big.out_of_place->time_us == doctest::Approx(12485));  // printed without decimals
+  CHECK(big.out_of_place->wrong == 2);
+}
+
+TEST_CASE("nccl log: old layout without root column and with an error column") {
+  const NcclLog log = parse(R"LOG(mpirun -np 8 all_reduce_perf -b 4 -e 32M -f 2
+# nThread 1 nGpus 1 minBytes 4 maxBytes 33554432 step: 2(factor) warmup iters: 5 iters: 100 validation: 1
+#
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                             (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           4             1   float     sum    14.53    0.00    0.00  0e+00    14.19    0.00    0.00  0e+00
+    33554432       8388608   float     sum    403.2   83.22  145.64  1e-07    401.9   83.49  146.11    N/A
+)LOG");
+  CHECK(log.problems.empty());
+  REQUIRE(log.rows.size() == 2);
+  CHECK(log.collective == CollectiveKind::all_reduce);
+  CHECK(log.collective_source == "command");
+  CHECK(log.command == "mpirun -np 8 all_reduce_perf -b 4 -e 32M -f 2");
+  const MeasuredRow& row = log.rows[1];
+  CHECK_FALSE(row.root);
+  CHECK(row.redop == "sum");
+  CHECK(row.out_of_place->max_error == doctest::Approx(1e-7));
+  CHECK_FALSE(row.out_of_place->wrong);
+  CHECK_FALSE(row.in_place->max_error);
+  CHECK(log.rows[0].out_of_place->max_error == 0.0);
+  // No device lines: 145.64 / 83.22 and 146.11 / 83.49 fit 2(n-1)/n only for n = 8.
+  CHECK(log.ranks == 8);
+  CHECK(log.ranks_source == "busbw/algbw ratio");
+}
+
+TEST_CASE("nccl log: old rows without a header, told apart by their number of values") {
+  // Old broadcast: root but no redop. Old alltoall: neither.
+  const NcclLog bcast = parse("           8             2   float       0     7.28    0.00    0.00  0e+00     7.23    0.00    0.00  0e+00\n",
+                              "abci-8g-broadcast-1.log");
+  CHECK(bcast.problems.empty());
+  REQUIRE(bcast.rows.size() == 1);
+  CHECK(bcast.rows[0].root == 0);
+  CHECK(bcast.rows[0].redop.empty());
+  CHECK(bcast.collective == CollectiveKind::broadcast);
+  CHECK_FALSE(bcast.ranks);  // busbw = algbw whatever the rank count
+
+  const NcclLog a2a = parse("     1048576         32768   float            87.42   11.99   10.50    N/A    88.90   11.79   10.32    N/A\n",
+                            "sb-8g-alltoall-1.log");
+  CHECK(a2a.problems.empty());
+  REQUIRE(a2a.rows.size() == 1);
+  CHECK_FALSE(a2a.rows[0].root);
+  CHECK(a2a.rows[0].redop.empty());
+  CHECK(a2a.rows[0].in_place->busbw_gbps == doctest::Approx(10.32));
+  CHECK(a2a.ranks == 8);
+}
+
+TEST_CASE("nccl log: srun and OpenMPI rank labels are stripped") {
+  const NcclLog log = parse(
+      " 0: #  Rank  0 Group  0 Pid 291005 on    node005 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+      " 0: #  Rank  1 Group  0 Pid 291006 on    node005 device  1 [0x6d] NVIDIA H100 80GB HBM3\n"
+      "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "0:            8             2     float     sum      -1    164.3    0.00    0.00      0    163.3    0.00    0.00      0\n"
+      "[1,0]<stdout>:     16777216       4194304     float     sum      -1    167.6  100.10  100.10      0    166.1  101.01  101.01      0\n"
+      "[1,0]<stdout>:# Avg bus bandwidth    : 156.742 \n"
+      "0:\n",
+      "x-2g-allreduce-1.log");
+  INFO(dump_problems(log));
+  CHECK(log.problems.empty());
+  REQUIRE(log.rows.size() == 2);
+  CHECK(log.rows[0].size == 8);
+  CHECK(log.rows[1].size == 16777216);
+  CHECK(log.rows[1].in_place->algbw_gbps == doctest::Approx(101.01));
+  CHECK(log.avg_busbw_gbps == doctest::Approx(156.742));
+  CHECK(log.ranks == 2);
+}
+
+TEST_CASE("nccl log: copies that lost their '#' (nebius, markdown indentation)") {
+  const NcclLog log = parse(R"LOG(  nccl-tests version 2.17.6 nccl-headers=22602 nccl-library=22602
+  Collective test starting: all_reduce_perf
+    nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+ out-of-place                       in-place
+        size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+  8589934592    2147483648     float     sum      -1  34448.4  249.36  467.54       0  34381.0  249.85  468.46       0
+  Out of bounds values : 0 OK
+  Avg bus bandwidth    : 125.499
+
+  Collective test concluded: all_reduce_perf
+)LOG",
+                            "nebius-2n16g-allgather-1.log");
+  INFO(dump_problems(log));
+  CHECK(log.problems.empty());
+  REQUIRE(log.rows.size() == 1);
+  CHECK(log.rows[0].in_place->busbw_gbps == doctest::Approx(468.46));
+  CHECK(log.avg_busbw_gbps == doctest::Approx(125.499));
+  CHECK(log.out_of_bounds == 0);
+  // The banner outranks the file name, and the disagreement is noted.
+  CHECK(log.collective == CollectiveKind::all_reduce);
+  CHECK(log.collective_source == "test banner");
+  REQUIRE(log.notes.size() == 1);
+  CHECK(log.notes[0] == "the test banner says all_reduce but the file name says all_gather");
+  CHECK(log.ranks == 16);
+}
+
+TEST_CASE("nccl log: markdown summary tables keep busbw only") {
+  const NcclLog log = parse(R"LOG(## NCCL Bandwidth
+
+The values (in GB/s) are bus bandwidths of in-place operations.
+
+| Message Size (Bytes) | ND H100 V5 (GB/s) |  
+| -------------------- | ----------------- |  
+| 1K                   | 0.07              |  
+| 65K                  | 2.72              | 
+| 8G                   | 478.87            |  
+| 16M                  | fast              |
+)LOG",
+                            "azure-8g-allreduce-summary-1.log");
+  CHECK(log.summary_table);
+  REQUIRE(log.rows.size() == 3);
+  CHECK(problem_lines(log) == std::vector<int>{3, 10});
+  CHECK(log.collective == CollectiveKind::all_reduce);
+  CHECK_FALSE(log.ranks);
+  const MeasuredRow& row = log.rows[1];
+  CHECK(row.line == 8);
+  CHECK(row.size == 65 * 1024);
+  CHECK(row.size_approximate);
+  CHECK_FALSE(row.out_of_place);
+  REQUIRE(row.in_place);
+  CHECK_FALSE(row.in_place->has_time);
+  CHECK(row.in_place->busbw_gbps == doctest::Approx(2.72));
+  CHECK(log.rows[2].size == 8ULL << 30);
+}
+
+TEST_CASE("nccl log: rows with one placement") {
+  const NcclLog cut = parse(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0\n");
+  CHECK(cut.problems.empty());
+  REQUIRE(cut.rows.size() == 1);
+  CHECK(cut.rows[0].out_of_place);
+  CHECK_FALSE(cut.rows[0].in_place);
+
+  const NcclLog in_place = parse(
+      "#                                   in-place\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    19.00   55.19   55.19      0\n");
+  CHECK(in_place.problems.empty());
+  REQUIRE(in_place.rows.size() == 1);
+  CHECK_FALSE(in_place.rows[0].out_of_place);
+  CHECK(in_place.rows[0].in_place);
+}
+
+TEST_CASE("nccl log: rank count from busbw/algbw only when one count fits") {
+  auto row = [](const char* algbw, const char* busbw) {
+    return std::string("  1048576  262144  float  sum  -1  10.0  ") + algbw + "  " + busbw + "  0  10.0  " + algbw +
+           "  " + busbw + "  0\n";
+  };
+  // 19.80 / 10.00 fits every all_reduce count from 94 to 108.
+  const NcclLog wide = parse(row("10.00", "19.80"), "x-allreduce-1.log");
+  CHECK_FALSE(wide.ranks);
+  CHECK(wide.ranks_source.empty());
+  // 1.75 says 8, 1.5 says 4: no single count fits both.
+  const NcclLog mixed = parse(row("100.00", "175.00") + row("100.00", "150.00"), "x-allreduce-1.log");
+  CHECK_FALSE(mixed.ranks);
+  // Rows under 1 GB/s say too little to count.
+  const NcclLog slow = parse(row("0.50", "0.75") + row("100.00", "175.00"), "x-allreduce-1.log");
+  CHECK(slow.ranks == 8);
+  const NcclLog gather = parse(row("100.00", "87.50"), "x-allgather-1.log");
+  CHECK(gather.ranks == 8);
+  const NcclLog unknown = parse(row("100.00", "175.00"), "inline");
+  CHECK_FALSE(unknown.collective);
+  CHECK_FALSE(unknown.ranks);
+}
+
+TEST_CASE("nccl log: device lines that show only some ranks") {
+  const std::string rows =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "  1073741824     268435456     float     sum      -1  10887.4   98.62  184.92       0  10867.5   98.80  185.26       0\n";
+  auto device = [](int rank) {
+    return "#  Rank " + std::to_string(rank) +
+           " Group  0 Pid   2574 on host device  0 [0000:0f:00] NVIDIA A100-SXM4-40GB\n";
+  };
+  // Ranks 0, 7, 8, 15 shown of 16; busbw/algbw agrees.
+  const NcclLog shown = parse(device(0) + device(7) + device(8) + device(15) + rows, "x-allreduce-1.log");
+  CHECK(shown.ranks == 16);
+  CHECK(shown.ranks_source == "highest device rank");
+  // Only rank 3 shown: a lower bound, which busbw/algbw raises to 16.
+  const NcclLog raised = parse(device(3) + rows, "x-allreduce-1.log");
+  CHECK(raised.ranks == 16);
+  CHECK(raised.ranks_source == "busbw/algbw ratio");
+  // Rank 31 shown, yet the ratio fits only 16: no answer, and a note saying why.
+  const NcclLog clash = parse(device(31) + rows, "x-allreduce-1.log");
+  CHECK_FALSE(clash.ranks);
+  REQUIRE(clash.notes.size() == 1);
+  CHECK(clash.notes[0] == "device lines show rank 31 but busbw/algbw fits only 16 ranks");
+  // Old nccl-tests printed no Group.
+  const NcclLog old = parse("#   Rank  0 Pid  62652 on ip-172-31-16-64 device  0 [0x00] Tesla V100-SXM2-32GB\n"
+                            "#   Rank  1 Pid  62653 on ip-172-31-16-64 device  1 [0x00] Tesla V100-SXM2-32GB\n");
+  CHECK(old.ranks == 2);
+  CHECK(old.gpu == "Tesla V100-SXM2-32GB");
+}
+
+TEST_CASE("nccl log: the collective comes from the command, then the banner, then the file name") {
+  const NcclLog prompt = parse("cnh@dgx-06:~/nccl-tests$ mpirun -n 2 ./build/all_gather_perf -b 8 -e 1G -g 8\n",
+                               "x-allreduce-1.log");
+  CHECK(prompt.problems.empty());
+  CHECK(prompt.command == "mpirun -n 2 ./build/all_gather_perf -b 8 -e 1G -g 8");
+  CHECK(prompt.collective == CollectiveKind::all_gather);
+  CHECK(prompt.collective_source == "command");
+  CHECK(prompt.notes.size() == 1);
+
+  const NcclLog continued = parse(
+      "me@spark:~/nccl-tests$ cd ~/nccl-tests\n"
+      "mpirun -np 2 \\\n"
+      "  -H 10.0.1.1:1,10.0.1.2:1 \\\n"
+      "  ./build/reduce_scatter_perf -b 1G -e 4G\n"
+      "# nThread 1 nGpus 1\n");
+  CHECK(continued.problems.empty());
+  CHECK(continued.command == "mpirun -np 2 -H 10.0.1.1:1,10.0.1.2:1 ./build/reduce_scatter_perf -b 1G -e 4G");
+  CHECK(continued.collective == CollectiveKind::reduce_scatter);
+
+  const NcclLog dangling = parse(
+      "./build/all_reduce_perf -b 8 \\\n"
+      "  8  2  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n");
+  CHECK(dangling.command == "./build/all_reduce_perf -b 8");
+  CHECK(dangling.rows.size() == 1);
+
+  const NcclLog quoted = parse("`./nccl-tests/build/sendrecv_perf -b 1G -e 8G`\n");
+  CHECK(quoted.command == "./nccl-tests/build/sendrecv_perf -b 1G -e 8G");
+  CHECK(quoted.collective == CollectiveKind::sendrecv);
+
+  const NcclLog mpi_build = parse("/opt/ompi/bin/mpirun --np 32 /home/u/nccl-tests/build/alltoall_perf_mpi -b 8\n");
+  CHECK(mpi_build.collective == CollectiveKind::alltoall);
+
+  const NcclLog commented = parse("# ./build/broadcast_perf -b 8 -e 128M -g 8\n");
+  CHECK(commented.command == "./build/broadcast_perf -b 8 -e 128M -g 8");
+  CHECK(commented.collective == CollectiveKind::broadcast);
+
+  const NcclLog banner = parse("# Collective test starting: reduce_perf\n", "x-allreduce-1.log");
+  CHECK(banner.collective == CollectiveKind::reduce);
+  CHECK(banner.collective_source == "test banner");
+
+  for (const char* name : {"/data/sys-8g-allreduce-1.log", "sys-8g-all_reduce-2.log", "sys-2n16g-reducescatter-1.log",
+                           "azure-8g-allreduce-summary-1.log"}) {
+    INFO(name);
+    const NcclLog by_name = parse("", name);
+    CHECK(by_name.collective.has_value());
+    CHECK(by_name.collective_source == "file name");
+  }
+  CHECK(parse("", "sys-8g-reducescatter-1.log").collective == CollectiveKind::reduce_scatter);
+  CHECK_FALSE(parse("", "notes.log").collective);
+}
+
+TEST_CASE("nccl log: unknown lines and broken rows are reported with their line numbers") {
+  const NcclLog log = parse(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    19.00   55.19   55.19      0\n"
+      "Warning: Permanently added '[10.0.0.1]:22' (ED25519) to the list of known hosts.\n"
+      "     2097152        524288     float     sum      -1    30.00   69.90\n"
+      "     4194304       1048576     float     sum      -1    4x.00   69.90   69.90      0    40.00   104.86  104.86      0\n"
+      "     4194304       1048576     float     sum      -1    40.00  104.86  104.86    one    40.00   104.86  104.86      0\n"
+      "     4194304       1048576     float     sum      -1    40.00  104.86  104.86      0    40.00   104.86  104.86      0   7\n"
+      "     8388608       2097152     float     sum     -1.5    80.00  104.86  104.86      0    80.00   104.86  104.86      0\n"
+      "...\n"
+      "# any comment is fine\n"
+      "# Avg bus bandwidth    : n/a\n"
+      "\n");
+  CHECK(log.rows.size() == 1);
+  CHECK(problem_lines(log) == std::vector<int>{3, 4, 5, 6, 7, 8, 9, 11});
+  REQUIRE(log.problems.size() == 8);
+  CHECK(log.problems[0].text.starts_with("Warning: Permanently added"));
+  CHECK(log.problems[1].why == "expected 4 or 8 values (time algbw busbw #wrong per placement), found 2 (truncated row?)");
+  CHECK(log.problems[2].why == "time \"4x.00\" is not a number");
+  CHECK(log.problems[3].why == "#wrong \"one\" is not a count");
+  CHECK(log.problems[4].why.starts_with("expected 4 or 8 values"));
+  CHECK(log.problems[5].why == "root \"-1.5\" is not a rank");
+  CHECK(log.problems[6].text == "...");
+  CHECK_FALSE(log.avg_busbw_gbps);
+}
+
+TEST_CASE("nccl log: CRLF line ends and missing files") {
+  const NcclLog log = parse("# Avg bus bandwidth    : 1.5\r\n"
+                            "  8  2  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\r\n");
+  CHECK(log.problems.empty());
+  CHECK(log.rows.size() == 1);
+  CHECK(log.avg_busbw_gbps == doctest::Approx(1.5));
+  CHECK_THROWS_WITH_AS(read_nccl_log("/nonexistent/x.log"), "/nonexistent/x.log: cannot open file", Error);
+}
+
+// ---- the real logs in shared/data/measured ------------------------------------------------------
+
+namespace {
+
+const std::string kMeasuredDir = std::string(CCSIM_SHARED_DIR) + "/data/measured";
+
+// Lines of these logs that are not nccl-tests output (wrapper scripts, ssh, notes, elisions),
+// kept as published; INDEX.md says where each file comes from.
+const std::map<std::string, std::vector<int>> kExpectedProblems = {
+    {"azure-nda100v4-8g-allreduce-summary-1.log", {3}},        // prose above the table
+    {"azure-ndh100v5-8g-allreduce-summary-1.log", {3}},        // prose above the table
+    {"coreweave-h100-ib-12n96g-allreduce-1.log", {3}},         // "..."
+    {"gke-a4-b200-gib-2n16g-allgather-1.log", {2, 3, 4}},      // "Generating hostfiles" and host names
+    {"gke-a4-b200-gib-2n2g-allgather-1.log", {3, 4, 5}},       // the same
+    {"gke-a4-b200-nvlink-2g-allgather-1.log", {2, 3, 14}},     // the same, and "..." for skipped rows
+    {"h100-pcie-nvlink-2g-allreduce-1.log", {3}},              // "H100 PCIe"
+    {"h200-tcp-2n16g-allreduce-1.log", {2}},                   // ssh known-hosts warning
+    {"oci-a100-40g-2n16g-allreduce-2.log", {1, 2, 3}},         // shape= and SLURM_ variables
+    {"vmware-h100-ib-4n32g-allreduce-1.log", {2}},             // "Run-1 Starting command at ..."
+};
+
+// One file whose only device line (rank 143, same Pid and host as the 72-GPU file's rank 71)
+// disagrees with its busbw/algbw, which fits 128 ranks only.
+const std::map<std::string, std::string> kExpectedNotes = {
+    {"coreweave-gb200-nvl72-2rack-144g-allreduce-1.log",
+     "device lines show rank 143 but busbw/algbw fits only 128 ranks"},
+};
+
+// "<system>-16g-..." or "<system>-2n16g-...": the dataset's GPU count.
+std::optional<int> gpus_in_file_name(const std::string& name) {
+  // The last such word: "superbench-a100-sxm4-40g-8g-..." has a 40 GB model before its 8 GPUs.
+  std::optional<int> gpus;
+  std::istringstream parts(name);
+  std::string part;
+  while (std::getline(parts, part, '-')) {
+    if (part.size() < 2 || part.back() != 'g') continue;
+    const auto n = part.find('n');
+    const std::string digits = part.substr(n == std::string::npos ? 0 : n + 1, std::string::npos);
+    const std::string number = digits.substr(0, digits.size() - 1);
+    if (!number.empty() && std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      gpus = std::stoi(number);
+  }
+  return gpus;
+}
+
+void check_point(const MeasuredRow& row, const MeasuredPoint& p) {
+  if (p.time_us <= 0 || p.algbw_gbps < 0.1) return;
+  INFO("line ", row.line);
+  // nccl-tests: algbw = size / time, in GB/s with time in microseconds. algbw is printed with two
+  // decimals, which alone is 2.5% off at 0.2 GB/s; allow that on top.
+  const double expected = static_cast<double>(row.size) / p.time_us / 1e3;
+  CHECK(std::abs(p.algbw_gbps - expected) <= 0.02 * expected + 0.005);
+}
+
+}  // namespace
+
+TEST_CASE("nccl log: every measured log parses" * doctest::skip(!std::filesystem::is_directory(kMeasuredDir))) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(kMeasuredDir))
+    if (entry.path().extension() == ".log") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  CHECK(files.size() >= 81);
+  int with_problems = 0;
+  for (const auto& path : files) {
+    const std::string name = path.filename().string();
+    INFO(name);
+    const NcclLog log = read_nccl_log(path.string());
+    INFO(dump_problems(log));
+    CHECK(log.rows.size() >= 1);
+    CHECK(log.collective.has_value());
+    CHECK(log.summary_table == (name.find("-summary-") != std::string::npos));
+
+    const auto expected = kExpectedProblems.find(name);
+    CHECK(problem_lines(log) == (expected == kExpectedProblems.end() ? std::vector<int>{} : expected->second));
+    with_problems += !log.problems.empty();
+    const auto note = kExpectedNotes.find(name);
+    const std::vector<std::string> notes =
+        note == kExpectedNotes.end() ? std::vector<std::string>{} : std::vector<std::string>{note->second};
+    CHECK(log.notes == notes);
+
+    // Where the log says how many ranks ran, it is the GPU count the dataset names the file by.
+    if (log.ranks) CHECK(log.ranks == gpus_in_file_name(name));
+
+    for (const auto& row : log.rows) {
+      if (log.summary_table) {
+        CHECK(row.in_place);
+        continue;
+      }
+      CHECK((row.out_of_place || row.in_place));
+      if (row.out_of_place) check_point(row, *row.out_of_place);
+      if (row.in_place) check_point(row, *row.in_place);
+    }
+  }
+  CHECK(with_problems == static_cast<int>(kExpectedProblems.size()));
+}

@@ -1,0 +1,391 @@
+// ccsim accuracy: simulate what real nccl-tests logs measured and say how far off the model is.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "ccsim/commands.hpp"
+#include "ccsim/measure.hpp"
+#include "ccsim/planner.hpp"
+#include "ccsim/topology_args.hpp"
+#include "sim/error.hpp"
+#include "sim/nccl_log.hpp"
+
+namespace ccsim::cli {
+
+namespace {
+
+struct Case {
+  std::string log;  // path
+  TopologyArgs topology;
+  std::string system_class;  // e.g. "8-GPU NVSwitch H100"
+  std::string set = "fit";   // fit | holdout: logs kept aside while the model's parameters were chosen
+  bool healthy = true;
+  std::string algorithm = "auto";  // what the run forced (NCCL_ALGO / NCCL_PROTO), as its log states
+  std::string protocol = "auto";
+  std::string note;
+};
+
+struct AccuracyArgs {
+  TopologyArgs topology;
+  std::string model_file;
+  std::vector<std::string> logs;
+  std::string map_file;
+  std::string column = "out-of-place";
+  std::string min_size = "1";
+  std::string max_size = "1T";
+  std::string baseline;
+  std::string select = "nccl";
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+  std::string check_limit = "16M";
+  std::string only;
+  bool all = false;
+  bool quiet = false;
+  std::string json_file;
+};
+
+struct RowResult {
+  Bytes size = 0;
+  double measured_us = 0, simulated_us = 0;
+  double measured_busbw = 0, simulated_busbw = 0;
+  double error = 0;  // simulated busbw / measured busbw - 1
+  std::optional<double> nccl_us, nccl_error;
+  std::string algorithm, protocol;
+  int channels = 0;
+};
+
+struct LogResult {
+  Case c;
+  std::string collective;
+  int ranks = 0;
+  std::string topology, model;
+  std::vector<RowResult> rows;
+};
+
+struct Stats {
+  double median = 0, p90 = 0;
+  std::size_t n = 0;
+};
+
+Stats stats(std::vector<double> abs_errors) {
+  Stats s;
+  s.n = abs_errors.size();
+  if (abs_errors.empty()) return s;
+  std::sort(abs_errors.begin(), abs_errors.end());
+  auto quantile = [&](double q) {
+    // Linear interpolation between order statistics (the common "type 7" definition).
+    const double pos = q * static_cast<double>(abs_errors.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const auto hi = std::min(lo + 1, abs_errors.size() - 1);
+    return abs_errors[lo] + (pos - static_cast<double>(lo)) * (abs_errors[hi] - abs_errors[lo]);
+  };
+  s.median = quantile(0.5);
+  s.p90 = quantile(0.9);
+  return s;
+}
+
+std::string stats_text(const Stats& s) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "median_abs_err=%.1f%% p90_abs_err=%.1f%% n=%zu", 100 * s.median, 100 * s.p90, s.n);
+  return buf;
+}
+
+std::filesystem::path resolve_relative(const std::filesystem::path& base_file, const std::string& p) {
+  const std::filesystem::path path(p);
+  return path.is_absolute() ? path : base_file.parent_path() / path;
+}
+
+std::vector<Case> read_map(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(file + ": cannot open file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(file + ": not JSON: " + e.what());
+  }
+  auto need = [&](const nlohmann::json& o, const std::string& key, const std::string& where, auto type_check,
+                  const char* expected) -> const nlohmann::json& {
+    if (!o.contains(key)) throw Error(file + ": " + where + "." + key + ": missing (expected " + expected + ")");
+    if (!type_check(o[key])) throw Error(file + ": " + where + "." + key + ": expected " + expected);
+    return o[key];
+  };
+  const auto is_string = [](const nlohmann::json& v) { return v.is_string(); };
+  const auto is_array = [](const nlohmann::json& v) { return v.is_array(); };
+  const std::filesystem::path base(file);
+  const std::string logs_dir = need(j, "logs_dir", "", is_string, "a directory, relative to this file").get<std::string>();
+  std::vector<Case> cases;
+  const auto& entries = need(j, "logs", "", is_array, "an array of log entries");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    const std::string where = "logs[" + std::to_string(i) + "]";
+    Case c;
+    c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
+    c.topology.name = need(e, "topo", where, is_string, "a preset or topology file").get<std::string>();
+    c.system_class = need(e, "class", where, is_string, "a system class").get<std::string>();
+    if (e.contains("nodes")) {
+      if (!e["nodes"].is_number_integer()) throw Error(file + ": " + where + ".nodes: expected an integer");
+      c.topology.preset.nodes = e["nodes"].get<int>();
+    }
+    if (e.contains("gpus_per_node")) {
+      if (!e["gpus_per_node"].is_number_integer()) throw Error(file + ": " + where + ".gpus_per_node: expected an integer");
+      c.topology.gpus_per_node = e["gpus_per_node"].get<int>();
+    }
+    if (e.contains("nic")) {
+      if (!e["nic"].is_string()) throw Error(file + ": " + where + ".nic: expected a network generation");
+      c.topology.preset.nic = e["nic"].get<std::string>();
+    }
+    if (e.contains("set")) {
+      c.set = e["set"].get<std::string>();
+      if (c.set != "fit" && c.set != "holdout") throw Error(file + ": " + where + ".set: expected \"fit\" or \"holdout\"");
+    }
+    if (e.contains("healthy")) {
+      if (!e["healthy"].is_boolean()) throw Error(file + ": " + where + ".healthy: expected true or false");
+      c.healthy = e["healthy"].get<bool>();
+    }
+    if (e.contains("algo")) c.algorithm = e["algo"].get<std::string>();
+    if (e.contains("proto")) c.protocol = e["proto"].get<std::string>();
+    if (e.contains("note")) c.note = e["note"].get<std::string>();
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// Measured time of a row, from the chosen column; summary tables carry only busbw.
+std::optional<double> measured_time_us(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks) {
+  const auto& point = column == "in-place" ? row.in_place : row.out_of_place;
+  const auto& other = column == "in-place" ? row.out_of_place : row.in_place;
+  const auto& p = point ? point : other;  // a log with one column: use it
+  if (!p) return std::nullopt;
+  if (p->has_time && p->time_us > 0) return p->time_us;
+  const double algbw = p->busbw_gbps / bus_bandwidth_factor(kind, ranks);
+  if (algbw <= 0) return std::nullopt;
+  return static_cast<double>(row.size) / (algbw * 1e3);
+}
+
+LogResult run_case(const Case& c, const AccuracyArgs& a, bool progress) {
+  const NcclLog log = read_nccl_log(c.log);
+  for (const auto& p : log.problems)
+    std::cerr << "ccsim: warning: " << c.log << ":" << p.line << ": " << p.why << ": " << p.text << "\n";
+  if (!log.collective) throw Error(c.log + ": cannot tell which collective it measured");
+  const topo::Topology topology = build_topology(c.topology);
+  const int gpus = static_cast<int>(topology.gpu_count());
+  const int ranks = log.ranks.value_or(gpus);
+  if (ranks > gpus || (ranks < gpus && topology.gpus_per_node() < gpus))
+    throw Error(c.log + ": the log has " + std::to_string(ranks) + " ranks; topology " + topology.name() + " has " +
+                std::to_string(gpus) + " GPUs (set --nodes / --gpus-per-node to match)");
+  const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
+  Selection selection;
+  selection.mode = a.select;
+  selection.algorithm = c.algorithm;
+  selection.protocol = c.protocol;
+  const Planner planner(topology, model, ranks, selection);
+  const Bytes min_size = parse_bytes(a.min_size), max_size = parse_bytes(a.max_size);
+
+  LogResult out;
+  out.c = c;
+  out.collective = std::string(to_string(*log.collective));
+  out.ranks = ranks;
+  out.topology = topology.name();
+  out.model = model.name();
+  std::size_t done = 0;
+  for (const auto& row : log.rows) {
+    ++done;
+    if (row.size == 0 || row.size < min_size || row.size > max_size) continue;
+    const auto measured = measured_time_us(row, a.column, *log.collective, ranks);
+    if (!measured) continue;
+    CollectiveSpec spec;
+    spec.kind = *log.collective;
+    spec.type = parse_data_type(row.type.empty() ? "float" : row.type);
+    spec.op = is_reduction(spec.kind) && !row.redop.empty() && row.redop != "none" ? parse_reduce_op(row.redop) : ReduceOp::sum;
+    spec.root = std::max(0, row.root.value_or(0));
+    spec.nranks = ranks;
+    spec.count = row.count > 0 ? row.count : row.size / element_bytes(spec.type);
+    if (!count_is_per_rank(spec.kind)) spec.count -= spec.count % static_cast<std::uint64_t>(ranks);
+    if (spec.count == 0) continue;
+    if (progress)
+      std::cerr << "\r" << std::filesystem::path(c.log).filename().string() << " [" << done << "/" << log.rows.size()
+                << "] " << format_bytes(row.size) << "      " << std::flush;
+    std::vector<PointOptions> candidates = planner.candidates(spec);
+    for (auto& p : candidates) p.check_limit_bytes = parse_bytes(a.check_limit);
+    const Point p = measure_best(spec, topology, model, candidates);
+    if (p.row.out_of_place.wrong && *p.row.out_of_place.wrong > 0)
+      throw Error(c.log + ": the simulated schedule computes wrong data at " + format_bytes(row.size) + " (" +
+                  p.row.algorithm + ")");
+    RowResult r;
+    r.size = spec.size_bytes();
+    r.measured_us = *measured;
+    r.simulated_us = p.row.out_of_place.time_us;
+    const double factor = bus_bandwidth_factor(spec.kind, ranks);
+    r.measured_busbw = static_cast<double>(r.size) / (r.measured_us * 1e3) * factor;
+    r.simulated_busbw = p.row.out_of_place.busbw_gbps;
+    r.error = r.measured_us / r.simulated_us - 1;
+    r.algorithm = p.row.algorithm;
+    r.protocol = std::string(to_string(p.row.protocol));
+    r.channels = p.row.channels;
+    if (a.baseline == "nccl-model") {
+      r.nccl_us = planner.nccl_estimate_us(spec);
+      if (r.nccl_us) r.nccl_error = r.measured_us / *r.nccl_us - 1;
+    }
+    out.rows.push_back(r);
+  }
+  if (progress) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  return out;
+}
+
+void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
+  const bool baseline = a.baseline == "nccl-model";
+  o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
+    << r.model << "), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set << "\n";
+  if (!a.quiet) {
+    o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
+      << (baseline ? "   nccl_us  nccl_err" : "") << "\n";
+    for (const auto& x : r.rows) {
+      char line[256];
+      std::snprintf(line, sizeof line, "%13llu %9.2f %9.2f %11.2f %10.2f %+6.1f%%  %-14s  %-5s %3d",
+                    static_cast<unsigned long long>(x.size), x.measured_us, x.simulated_us, x.measured_busbw,
+                    x.simulated_busbw, 100 * x.error, x.algorithm.c_str(), x.protocol.c_str(), x.channels);
+      o << line;
+      if (baseline && x.nccl_us) {
+        std::snprintf(line, sizeof line, " %9.2f %+8.1f%%", *x.nccl_us, 100 * *x.nccl_error);
+        o << line;
+      }
+      o << "\n";
+    }
+  }
+}
+
+struct Tally {
+  std::vector<double> sim, nccl;
+  void add(const RowResult& x) {
+    sim.push_back(std::abs(x.error));
+    if (x.nccl_error) nccl.push_back(std::abs(*x.nccl_error));
+  }
+  std::string text(bool baseline) const {
+    std::string s = stats_text(stats(sim));
+    if (baseline) s += "   nccl-model: " + stats_text(stats(nccl));
+    return s;
+  }
+};
+
+constexpr Bytes kLarge = Bytes{64} << 20;  // the "64 MiB and more" bucket
+
+int run_accuracy(const AccuracyArgs& a) {
+  if (a.column != "out-of-place" && a.column != "in-place")
+    throw Error("--column must be out-of-place or in-place, not \"" + a.column + "\"");
+  if (!a.baseline.empty() && a.baseline != "nccl-model")
+    throw Error("unknown baseline \"" + a.baseline + "\" (expected nccl-model)");
+  std::vector<Case> cases;
+  if (!a.map_file.empty()) {
+    for (auto& c : read_map(a.map_file))
+      if ((a.all || c.healthy) && (a.only.empty() || c.log.find(a.only) != std::string::npos)) cases.push_back(c);
+  }
+  for (const auto& log : a.logs) {
+    Case c;
+    c.log = log;
+    c.topology = a.topology;
+    c.system_class = a.topology.name;
+    c.algorithm = a.algorithm;
+    c.protocol = a.protocol;
+    cases.push_back(c);
+  }
+  if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
+  const bool baseline = a.baseline == "nccl-model";
+  const bool progress = ::isatty(STDERR_FILENO);
+
+  Tally overall, large;
+  std::map<std::string, Tally> by_class, by_class_large, by_set, by_decade;
+  nlohmann::json json = nlohmann::json::array();
+  for (const auto& c : cases) {
+    const LogResult r = run_case(c, a, progress);
+    print_log(std::cout, r, a);
+    Tally t;
+    for (const auto& x : r.rows) {
+      t.add(x);
+      overall.add(x);
+      by_class[c.system_class].add(x);
+      by_set[c.set].add(x);
+      char decade[32];
+      const int d = static_cast<int>(std::floor(std::log10(static_cast<double>(x.size))));
+      std::snprintf(decade, sizeof decade, "1e%02d..1e%02d B", d, d + 1);
+      by_decade[decade].add(x);
+      if (x.size >= kLarge) {
+        large.add(x);
+        by_class_large[c.system_class].add(x);
+      }
+    }
+    std::cout << std::filesystem::path(c.log).filename().string() << ": " << t.text(baseline) << "\n\n";
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& x : r.rows) {
+      nlohmann::json jr{{"size_bytes", x.size},         {"measured_us", x.measured_us},
+                        {"simulated_us", x.simulated_us}, {"measured_busbw_gbps", x.measured_busbw},
+                        {"simulated_busbw_gbps", x.simulated_busbw}, {"error", x.error},
+                        {"algorithm", x.algorithm},     {"protocol", x.protocol},
+                        {"channels", x.channels}};
+      if (x.nccl_us) {
+        jr["nccl_model_us"] = *x.nccl_us;
+        jr["nccl_model_error"] = *x.nccl_error;
+      }
+      rows.push_back(jr);
+    }
+    json.push_back({{"log", c.log}, {"class", c.system_class}, {"set", c.set}, {"collective", r.collective},
+                    {"ranks", r.ranks}, {"topology", r.topology}, {"model", r.model}, {"rows", rows}});
+  }
+  if (cases.size() > 1) {
+    for (const auto& [name, t] : by_class) std::cout << "class \"" << name << "\": " << t.text(baseline) << "\n";
+    for (const auto& [name, t] : by_class_large)
+      std::cout << "class \"" << name << "\" >= 64 MiB: " << t.text(baseline) << "\n";
+    for (const auto& [name, t] : by_set) std::cout << "set " << name << ": " << t.text(baseline) << "\n";
+    if (baseline)
+      for (const auto& [name, t] : by_decade) std::cout << "sizes " << name << ": " << t.text(baseline) << "\n";
+    std::cout << ">= 64 MiB: " << large.text(baseline) << "\n";
+  }
+  std::cout << "overall: " << overall.text(baseline) << "\n";
+  if (!a.json_file.empty()) {
+    std::ofstream out(a.json_file);
+    if (!out) throw Error(a.json_file + ": cannot open for writing");
+    out << json.dump(1) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_accuracy(CLI::App& app) {
+  auto args = std::make_shared<AccuracyArgs>();
+  auto* cmd = app.add_subcommand(
+      "accuracy",
+      "Simulate the runs of measured nccl-tests logs (same collective, ranks, type, sizes) and print the error "
+      "per size, per log and overall");
+  cmd->add_option("logs", args->logs, "nccl-tests output files (all use --topo and --nodes)");
+  add_topology_options(cmd, args->topology);
+  cmd->add_option("--map", args->map_file,
+                  "JSON file naming, for each log, the topology that describes its system "
+                  "(tests/data/measured-map.json); runs every healthy entry");
+  cmd->add_flag("--all", args->all, "With --map: include the runs flagged unhealthy");
+  cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
+  cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
+  cmd->add_option("--column", args->column, "Measured column to compare: out-of-place or in-place")->capture_default_str();
+  cmd->add_option("--min-size", args->min_size, "Skip sizes below this")->capture_default_str();
+  cmd->add_option("--max-size", args->max_size, "Skip sizes above this")->capture_default_str();
+  cmd->add_option("--baseline", args->baseline, "Also score NCCL's own cost-model estimate: nccl-model");
+  cmd->add_option("--select", args->select, "What runs: nccl (NCCL's choice) or fastest (by simulation)")
+      ->check(CLI::IsMember({"nccl", "fastest"}))
+      ->capture_default_str();
+  cmd->add_option("--algo", args->algorithm, "For LOG files: the algorithm the run used (auto: NCCL's choice)")
+      ->capture_default_str();
+  cmd->add_option("--proto", args->protocol, "For LOG files: the protocol the run used (auto: NCCL's choice)")
+      ->capture_default_str();
+  cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
+  cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");
+  cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
+  return [args] { return run_accuracy(*args); };
+}
+
+}  // namespace ccsim::cli

@@ -1,0 +1,151 @@
+#include "ccsim/planner.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/error.hpp"
+#include "sim/topology/rings.hpp"
+
+namespace ccsim::cli {
+
+namespace {
+
+// NCCL's algorithms run only the protocols its kernels have (reference/nccl-model.md §1.1).
+bool simple_only(const std::string& algorithm) {
+  return algorithm == "nvls" || algorithm == "nvls_tree" || algorithm == "collnet_direct" ||
+         algorithm == "collnet_chain" || algorithm == "pat";
+}
+
+std::optional<nccl::Algo> nccl_algo(const std::string& name) {
+  for (auto a : {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::collnet_direct, nccl::Algo::collnet_chain,
+                 nccl::Algo::nvls, nccl::Algo::nvls_tree, nccl::Algo::pat})
+    if (to_string(a) == name) return a;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Planner::Planner(const topo::Topology& topology, const Model& model, int nranks, Selection selection)
+    : topology_(topology), model_(model), nranks_(nranks), selection_(std::move(selection)),
+      system_(nccl::describe(topology, nranks)) {
+  if (selection_.algorithm != "auto") algo::find_algorithm(selection_.algorithm);
+  if (selection_.protocol != "auto") parse_protocol(selection_.protocol);
+  if (selection_.mode != "nccl" && selection_.mode != "fastest")
+    throw Error("unknown selection \"" + selection_.mode + "\" (expected nccl or fastest)");
+  if (selection_.channels && *selection_.channels < 1)
+    throw Error("channel count must be at least 1, got " + std::to_string(*selection_.channels));
+}
+
+PointOptions Planner::point(const std::string& algorithm, Protocol protocol, int channels) const {
+  PointOptions p;
+  p.algorithm = algorithm;
+  auto& o = p.algorithm_options;
+  o.protocol = protocol;
+  o.channels = selection_.channels.value_or(channels);
+  o.chunk_bytes = selection_.chunk_bytes.value_or(model_.chunk_bytes(protocol));
+  o.ranks_per_node = std::min(topology_.gpus_per_node(), nranks_);
+  o.nvls = topology_.has_nvls();
+  o.sharp = topology_.has_sharp();
+  o.levels = selection_.levels;
+  auto it = rings_.find(o.channels);
+  if (it == rings_.end()) it = rings_.emplace(o.channels, topo::rings(topology_, nranks_, o.channels)).first;
+  o.rings = it->second;
+  return p;
+}
+
+std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const {
+  const auto func = nccl::function_of(spec.kind);
+  const bool fixed_algo = selection_.algorithm != "auto";
+  const bool fixed_proto = selection_.protocol != "auto";
+  if (!func) {
+    // Point-to-point in NCCL: direct sends, Simple, over the p2p channels.
+    const std::string a = fixed_algo ? selection_.algorithm : algo::default_algorithm(spec.kind);
+    const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
+    return point(a, pr, std::max(1, system_.ring.channels));
+  }
+  const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
+  if (fixed_algo && !want_algo) {
+    // Not one of NCCL's algorithms: the cost model cannot speak for it; Simple unless told.
+    const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
+    return point(selection_.algorithm, pr, std::max(1, system_.ring.channels));
+  }
+  const Bytes bytes = nccl::cost_bytes(spec);
+  std::optional<nccl::Estimate> best;
+  for (const auto& e : nccl::cost_table(system_, *func, bytes)) {
+    if (e.time_us < 0) continue;
+    if (want_algo && e.algo != *want_algo) continue;
+    if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
+    if (!best || e.time_us < best->time_us) best = e;  // strict: ties keep NCCL's earlier index
+  }
+  if (!best) {
+    if (fixed_algo && fixed_proto)  // the user asked for something NCCL's model rules out: run it anyway
+      return point(selection_.algorithm, parse_protocol(selection_.protocol), std::max(1, system_.ring.channels));
+    return std::nullopt;
+  }
+  return point(std::string(to_string(best->algo)), best->proto,
+               nccl::launched_channels(system_, best->algo, best->proto, bytes, spec.nranks));
+}
+
+std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const {
+  const bool fixed_algo = selection_.algorithm != "auto";
+  const bool fixed_proto = selection_.protocol != "auto";
+  if (selection_.mode == "nccl" || (fixed_algo && fixed_proto)) {
+    auto p = nccl_pick(spec);
+    if (!p) throw Error("NCCL's cost model has no algorithm for " + std::string(to_string(spec.kind)) + " with protocol " + selection_.protocol + " on this machine");
+    return {*p};
+  }
+  std::vector<PointOptions> out;
+  std::vector<std::string> names;
+  if (fixed_algo) names = {selection_.algorithm};
+  else
+    for (const auto& a : algo::algorithms())
+      if (a.supports(spec.kind) && (a.name != "hierarchical" || !selection_.levels.empty())) names.push_back(a.name);
+  for (const auto& name : names) {
+    std::vector<Protocol> protos;
+    if (fixed_proto) protos = {parse_protocol(selection_.protocol)};
+    else if (simple_only(name)) protos = {Protocol::simple};
+    else {
+      protos = {Protocol::ll, Protocol::simple};
+      if (system_.ll128_enabled) protos.insert(protos.begin() + 1, Protocol::ll128);
+    }
+    for (auto pr : protos) {
+      int channels = std::max(1, system_.ring.channels);
+      if (const auto a = nccl_algo(name); a && nccl::function_of(spec.kind))
+        channels = nccl::launched_channels(system_, *a, pr, nccl::cost_bytes(spec), spec.nranks);
+      out.push_back(point(name, pr, channels));
+    }
+  }
+  return out;
+}
+
+std::optional<double> Planner::nccl_estimate_us(const CollectiveSpec& spec) const {
+  const auto func = nccl::function_of(spec.kind);
+  if (!func) return std::nullopt;
+  return nccl::choose(system_, *func, nccl::cost_bytes(spec)).time_us;
+}
+
+Point measure_best(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
+                   const std::vector<PointOptions>& candidates, const EngineOptions& engine) {
+  if (candidates.size() == 1) return measure(spec, topology, model, candidates.front(), engine);
+  std::optional<Point> best;
+  std::size_t best_index = 0;
+  std::string refused;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    PointOptions unchecked = candidates[i];
+    unchecked.check = false;
+    try {
+      Point p = measure(spec, topology, model, unchecked, engine);
+      if (!best || p.row.out_of_place.time_us < best->row.out_of_place.time_us) {
+        best = std::move(p);
+        best_index = i;
+      }
+    } catch (const Error& e) {
+      refused = e.what();  // an algorithm this machine or call cannot run: not a candidate
+    }
+  }
+  if (!best) throw Error("no algorithm can run this call" + (refused.empty() ? "" : ": " + refused));
+  if (!candidates[best_index].check) return *best;
+  return measure(spec, topology, model, candidates[best_index], engine);
+}
+
+}  // namespace ccsim::cli

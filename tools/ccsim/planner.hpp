@@ -1,0 +1,51 @@
+#pragma once
+// What to run for each point of a sweep: a fixed algorithm and protocol, what NCCL's cost model
+// would pick (`auto`, the default), or the fastest by simulation (`--select fastest`).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccsim/measure.hpp"
+#include "sim/nccl_system.hpp"
+
+namespace ccsim::cli {
+
+struct Selection {
+  std::string algorithm = "auto";  // a ccsim algorithm, or auto
+  std::string protocol = "auto";   // simple, ll, ll128, or auto
+  std::string mode = "nccl";       // nccl: NCCL's cost model decides what `auto` means; fastest: simulate all
+  std::optional<int> channels;     // default: what NCCL would launch
+  std::optional<Bytes> chunk_bytes;  // default: the model's per protocol
+  std::vector<std::string> levels;   // hierarchical
+};
+
+class Planner {
+ public:
+  Planner(const topo::Topology& topology, const Model& model, int nranks, Selection selection);
+
+  // One candidate normally; every (algorithm, protocol) the machine allows in fastest mode.
+  std::vector<PointOptions> candidates(const CollectiveSpec& spec) const;
+  // NCCL's own time estimate for what it would pick (its cost model), when it covers the call.
+  std::optional<double> nccl_estimate_us(const CollectiveSpec& spec) const;
+  const nccl::System& system() const { return system_; }
+
+ private:
+  PointOptions point(const std::string& algorithm, Protocol protocol, int channels) const;
+  // The (algorithm, protocol, channels) NCCL would use under the fixed parts of the selection.
+  std::optional<PointOptions> nccl_pick(const CollectiveSpec& spec) const;
+
+  const topo::Topology& topology_;
+  const Model& model_;
+  int nranks_;
+  Selection selection_;
+  nccl::System system_;
+  mutable std::map<int, std::vector<std::vector<int>>> rings_;  // by channel count
+};
+
+// Simulates the candidates (without data checks), keeps the fastest, then checks its data: the
+// winner is never reported unchecked when the check is on.
+Point measure_best(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
+                   const std::vector<PointOptions>& candidates, const EngineOptions& engine = {});
+
+}  // namespace ccsim::cli
