@@ -1,6 +1,7 @@
 #include "ccsim/measure.hpp"
 
 #include <chrono>
+#include <cmath>
 
 #include "kernels/cpu_executor.hpp"
 
@@ -13,9 +14,10 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   const auto& o = options.algorithm_options;
   // One loop of any of the algorithms moves at most ranks x channels x chunk: past kSteadyLoops of
   // them the pipeline is in its periodic regime and the time grows linearly with the size.
+  // A pipeline loop moves at most ranks x channels x chunk; sizes far beyond it repeat one period.
   const Bytes loop = static_cast<Bytes>(spec.nranks) * static_cast<Bytes>(std::max(1, o.channels)) *
                      std::max<Bytes>(o.chunk_bytes, elem) / elem * elem;
-  const bool extrapolate = options.extrapolate && !engine.record_steps && spec.size_bytes() > kSteadyLoops * loop;
+  const bool extrapolate = options.extrapolate && !engine.record_steps && spec.size_bytes() > 2 * kSteadyLoops * loop;
   // The whole schedule is compiled when it is simulated or its data checked (within the limit).
   const Bytes rank_bytes = std::max(spec.input_count(0), spec.output_count(0)) * elem;
   std::optional<Schedule> schedule;
@@ -40,12 +42,28 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
       small.count = bytes / elem;
       return simulate(algo::compile(options.algorithm, small, o), topology, model, engine);
     };
-    const Bytes s1 = kSteadyLoops / 2 * loop, s2 = kSteadyLoops * loop;
-    const SimulationResult r1 = at(s1);
-    p.simulation = at(s2);
-    const double t1 = r1.timeline.total_s(), t2 = p.simulation.timeline.total_s();
-    seconds = t2 + (t2 - t1) * static_cast<double>(spec.size_bytes() - s2) / static_cast<double>(s2 - s1);
-    p.extrapolated = true;
+    // Time is affine in size once the pipeline is periodic with full chunks. Three sizes L/4, L/2,
+    // L (L/4 still holds several loops) prove it by equal slopes; otherwise L doubles. Reaching the
+    // size itself means simulating it whole.
+    for (Bytes L = kSteadyLoops * loop;; L *= 2) {
+      if (L >= spec.size_bytes()) {
+        p.simulation = simulate(algo::compile(options.algorithm, spec, o), topology, model, engine);
+        seconds = p.simulation.timeline.total_s();
+        break;
+      }
+      const double t1 = at(L / 4).timeline.total_s();
+      const double t2 = at(L / 2).timeline.total_s();
+      SimulationResult r3 = at(L);
+      const double t3 = r3.timeline.total_s();
+      const double slope_a = (t2 - t1) / static_cast<double>(L / 2 - L / 4);
+      const double slope_b = (t3 - t2) / static_cast<double>(L - L / 2);
+      if (std::abs(slope_b - slope_a) <= 1e-4 * std::abs(slope_b)) {
+        seconds = t3 + slope_b * static_cast<double>(spec.size_bytes() - L);
+        p.simulation = std::move(r3);
+        p.extrapolated = true;
+        break;
+      }
+    }
   } else {
     p.simulation = simulate(*schedule, topology, model, engine);
     seconds = p.simulation.timeline.total_s();

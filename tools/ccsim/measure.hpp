@@ -21,7 +21,7 @@ struct PointOptions {
   bool extrapolate = true;
 };
 
-// Pipeline loops (ranks x channels x chunk) simulated before a large size is extrapolated.
+// Pipeline loops (ranks x channels x chunk) a schedule runs before its time is tested for linearity.
 constexpr std::uint64_t kSteadyLoops = 16;
 
 struct Point {

@@ -43,6 +43,10 @@ PointOptions Planner::point(const std::string& algorithm, Protocol protocol, int
   o.protocol = protocol;
   o.channels = selection_.channels.value_or(channels);
   o.chunk_bytes = selection_.chunk_bytes.value_or(model_.chunk_bytes(protocol));
+  // NCCL's own chunk limits: NVLS_CHUNKSIZE 128 KiB (§1.5), CollNet chain 256 KiB (§1.4). The
+  // algorithms cap it too; saying it here keeps the pipeline-loop size that measure() uses true.
+  if (algorithm == "nvls" || algorithm == "nvls_tree") o.chunk_bytes = std::min<Bytes>(o.chunk_bytes, 128 << 10);
+  if (algorithm == "collnet_chain") o.chunk_bytes = std::min<Bytes>(o.chunk_bytes, 256 << 10);
   o.ranks_per_node = std::min(topology_.gpus_per_node(), nranks_);
   o.nvls = topology_.has_nvls();
   o.sharp = topology_.has_sharp();
