@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <iostream>
 #include <cstring>
 #include <string>
 
@@ -60,6 +62,11 @@ SimulationResult simulate(const Schedule& schedule, const topo::Topology& topolo
   int fds[2];
   if (::pipe(fds) != 0) throw Error(std::string("cannot create a pipe: ") + std::strerror(errno));
   const auto t0 = std::chrono::steady_clock::now();
+  // The child must not inherit unwritten output: SimGrid flushes stdio in it, which would print
+  // the parent's buffered lines a second time.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("cannot fork the simulation: ") + std::strerror(errno));
   if (pid == 0) {

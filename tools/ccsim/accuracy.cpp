@@ -206,7 +206,9 @@ LogResult run_case(const Case& c, const AccuracyArgs& a, bool progress) {
     spec.op = is_reduction(spec.kind) && !row.redop.empty() && row.redop != "none" ? parse_reduce_op(row.redop) : ReduceOp::sum;
     spec.root = std::max(0, row.root.value_or(0));
     spec.nranks = ranks;
-    spec.count = row.count > 0 ? row.count : row.size / element_bytes(spec.type);
+    // nccl-tests' size is what ccsim's count means (per rank, or the total for the block
+    // collectives); the old layout printed per-rank counts even for those, so trust the size.
+    spec.count = row.size / element_bytes(spec.type);
     if (!count_is_per_rank(spec.kind)) spec.count -= spec.count % static_cast<std::uint64_t>(ranks);
     if (spec.count == 0) continue;
     if (progress)
