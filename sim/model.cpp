@@ -35,6 +35,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"nvlink_efficiency", "fraction", "share of NVLink signalling rate that carries data"});
     v.push_back({"pcie_efficiency", "fraction", "share of PCIe signalling rate that carries data"});
     v.push_back({"net_efficiency", "fraction", "share of a network port's rate that carries data"});
+    v.push_back({"nvls_efficiency", "fraction",
+                 "NVLS multimem loads and stores move data at this share of what plain NVLink writes move"});
     v.push_back({"cpu_p2p_bandwidth_factor", "fraction",
                  "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
     v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});

@@ -17,6 +17,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   PlatformPlan plan;
   plan.ranks_ = schedule.spec.nranks;
   plan.endpoints_ = schedule.endpoint_count();
+  plan.nvls_wire_factor_ = 1 / model.get("nvls_efficiency");
   if (static_cast<std::size_t>(plan.ranks_) > topology.gpu_count())
     throw Error("a " + std::to_string(plan.ranks_) + "-rank collective does not fit topology " + topology.name() +
                 " with " + std::to_string(topology.gpu_count()) + " GPUs");
@@ -98,6 +99,17 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   return plan;
 }
 
+std::uint64_t PlatformPlan::send_wire_bytes(const Schedule& schedule, int rank, const Step& step) const {
+  const std::size_t elem = element_bytes(schedule.spec.type);
+  auto nvls = [&](int endpoint) {
+    return schedule.is_switch(endpoint) &&
+           schedule.switches[static_cast<std::size_t>(endpoint - schedule.spec.nranks)].kind == SwitchEndpoint::Kind::nvls;
+  };
+  if (nvls_wire_factor_ == 1 || !(nvls(rank) || nvls(step.peer))) return wire_bytes(step, elem);
+  const double data = static_cast<double>(step.count() * elem);
+  return static_cast<std::uint64_t>(std::ceil(data * wire_bytes_per_data_byte(step.protocol) * nvls_wire_factor_));
+}
+
 const PlatformRoute& PlatformPlan::route(int src_rank, int dst_rank) const {
   auto it = routes_.find({src_rank, dst_rank});
   if (it == routes_.end())
@@ -107,11 +119,10 @@ const PlatformRoute& PlatformPlan::route(int src_rank, int dst_rank) const {
 
 std::vector<LinkRecord> PlatformPlan::traffic(const Schedule& schedule) const {
   std::vector<std::uint64_t> forward(links_.size(), 0), backward(links_.size(), 0);
-  const std::size_t elem = element_bytes(schedule.spec.type);
   for (const auto& stream : schedule.streams)
     for (const auto& step : stream.steps) {
       if (step.kind != StepKind::send) continue;
-      const std::uint64_t bytes = wire_bytes(step, elem);
+      const std::uint64_t bytes = send_wire_bytes(schedule, stream.rank, step);
       for (const auto& [link, fwd] : route(stream.rank, step.peer).hops) (fwd ? forward : backward)[link] += bytes;
     }
   std::vector<LinkRecord> records;

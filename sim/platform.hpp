@@ -41,10 +41,14 @@ class PlatformPlan {
 
   // Wire bytes each link direction carries when the schedule runs (independent of timing).
   std::vector<LinkRecord> traffic(const Schedule& schedule) const;
+  // Wire bytes of one send of `rank`: the protocol's format, and NVLS's multimem overhead when
+  // either end is an NVLS switch.
+  std::uint64_t send_wire_bytes(const Schedule& schedule, int rank, const Step& step) const;
 
  private:
   int ranks_ = 0;
   int endpoints_ = 0;
+  double nvls_wire_factor_ = 1;
   std::vector<PlatformLink> links_;
   std::map<std::pair<int, int>, PlatformRoute> routes_;
 };

@@ -97,7 +97,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
                        : ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)] +
                              route.extra_latency_s;
         if (alpha > 0) sg4::this_actor::sleep_for(alpha);
-        const std::uint64_t bytes = wire_bytes(step, elem);
+        const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
         sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);
         double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
         if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;

@@ -12,6 +12,7 @@ packages=(
   libcli11-dev             # command line
   libpugixml-dev           # NCCL topology XML import
   libgoogle-perftools-dev  # tcmalloc: SimGrid allocates per simulated message
+  python3-matplotlib       # plots of `ccsim run --plot` (tools/plot.py); optional at run time
 )
 
 missing=()

@@ -62,12 +62,18 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
       for (int m = 0; m < nodes; ++m)
         if (parent_node[static_cast<std::size_t>(m)] == node) child_heads.push_back(m * ppn + g);
       const int parent_head = parent_node[static_cast<std::size_t>(node)] >= 0 ? parent_node[static_cast<std::size_t>(node)] * ppn + g : -1;
-      // Each GPU runs two streams per channel, as NCCL splits its warps: one feeds the switch
-      // (contributions, the tree exchange, the final value of its own part), the other takes the
-      // multicast results in. Causality keeps them apart: a part's multicast reaches a GPU only
-      // after the switch has read that GPU's contribution to it.
-      Stream feed{r, c, {}}, take{r, c, {}};
-      StepWriter w(feed, options.protocol, 0), in(take, options.protocol, 0);
+      // Each GPU runs three streams per channel, as NCCL splits its warps by role: one feeds the
+      // switch its contributions, one carries its own part (the switch's sum of it, the tree
+      // exchange across nodes, the final value back to the switch), one takes the multicast results
+      // in. Apart, no role waits for another's round trip: a network exchange of one chunk overlaps
+      // the switch reading the next. Causality alone orders them: a part's multicast reaches a GPU
+      // only after the switch has read that GPU's contribution to it.
+      Stream feed{r, c, {}}, own_part{r, c, {}}, take{r, c, {}};
+      StepWriter w(feed, options.protocol, 0), mine_w(own_part, options.protocol, 0), in(take, options.protocol, 0);
+      // Non-roots send their part up the tree in one stream and take the result down in another,
+      // so that the next chunk goes up while this one's result is still on its way back.
+      Stream down{r, c, {}};
+      StepWriter down_w(down, options.protocol, 0);
       for (const auto& loop : loops) {
         const Region own = piece(BufferId::output, loop, 0, block);
         // Rotated orders keep every link busy: at round k GPU g feeds head g-k, whose switch
@@ -78,33 +84,35 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
             w.set_tag(tag(h));
             w.fused_send(sw, region(BufferId::input, loop, h));  // read by the switch's ld_reduce
           }
-        w.set_tag(tag(g));
+        mine_w.set_tag(tag(g));
         if (spec.kind == CollectiveKind::reduce_scatter) {
-          w.recv(sw, own, true);
+          mine_w.recv(sw, own, true);
           continue;
         }
         if (all_reduce) {
           const Region mine = region(BufferId::output, loop, g);
           const bool tree_root = parent_head < 0;
-          w.recv(sw, mine, tree_root && child_heads.empty());  // the node's sum of this part
+          mine_w.recv(sw, mine, tree_root && child_heads.empty());  // the node's sum of this part
+          StepWriter& result = tree_root ? mine_w : down_w;
           if (!child_heads.empty() || !tree_root) {
-            w.set_tag(up_tag);
-            w.begin_overlap();
+            mine_w.set_tag(up_tag);
+            mine_w.begin_overlap();
             for (std::size_t i = 0; i < child_heads.size(); ++i)
-              w.recv_reduce(child_heads[i], mine, mine, tree_root && i + 1 == child_heads.size());
-            w.end_overlap();
+              mine_w.recv_reduce(child_heads[i], mine, mine, tree_root && i + 1 == child_heads.size());
+            mine_w.end_overlap();
             if (!tree_root) {
-              w.send(parent_head, mine);
-              w.set_tag(down_tag);
-              w.recv(parent_head, mine);
+              mine_w.send(parent_head, mine);
+              down_w.set_tag(down_tag);
+              down_w.recv(parent_head, mine);
             }
-            w.set_tag(down_tag);
-            for (int child : child_heads) w.send(child, mine);
-            w.set_tag(tag(g));
+            result.set_tag(down_tag);
+            for (int child : child_heads) result.send(child, mine);
           }
-          w.send(sw, mine);  // multimem.st of the result
+          result.set_tag(tag(g) + multicast_tag);
+          result.send(sw, mine);  // multimem.st of the result
         } else {
-          w.send(sw, Region{BufferId::input, own.offset, own.count});
+          mine_w.set_tag(tag(g) + multicast_tag);
+          mine_w.send(sw, Region{BufferId::input, own.offset, own.count});
         }
         in.begin_overlap();
         for (int k = 1; k <= ppn; ++k) {
@@ -115,14 +123,16 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
         }
         in.end_overlap();
       }
-      schedule.streams.push_back(std::move(feed));
-      if (!take.steps.empty()) schedule.streams.push_back(std::move(take));
+      for (Stream* st : {&feed, &own_part, &down, &take})
+        if (!st->steps.empty()) schedule.streams.push_back(std::move(*st));
     }
-    // One switch stream per node and head part: the switch serves all heads at once.
+    // Two switch streams per node and head part, the switch serving all heads at once: one
+    // reduces (ld_reduce) and hands the sum to the head, one takes the head's final value and
+    // multicasts it, so a reduction never waits for an earlier chunk's network round trip.
     for (int node = 0; node < nodes; ++node)
       for (int h = 0; h < ppn; ++h) {
-        Stream stream{n + node, c, {}};
-        StepWriter w(stream, options.protocol, tag(h));
+        Stream reducer{n + node, c, {}}, caster{n + node, c, {}};
+        StepWriter w(reducer, options.protocol, tag(h)), m(caster, options.protocol, tag(h) + multicast_tag);
         auto gpu = [&](int local) { return node * ppn + local; };
         for (const auto& loop : loops) {
           const Region acc = region(BufferId::scratch, loop, h);
@@ -137,12 +147,11 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
             w.send(gpu(h), acc);
             if (spec.kind == CollectiveKind::reduce_scatter) continue;
           }
-          w.recv(gpu(h), acc);
-          w.set_tag(tag(h) + multicast_tag);  // the multicast reaches the GPUs' second streams
-          for (int k = 1; k <= ppn; ++k) w.fused_send(gpu((h + k) % ppn), acc);  // replicas of one store
-          w.set_tag(tag(h));
+          m.recv(gpu(h), acc);
+          for (int k = 1; k <= ppn; ++k) m.fused_send(gpu((h + k) % ppn), acc);  // replicas of one store
         }
-        schedule.streams.push_back(std::move(stream));
+        for (Stream* st : {&reducer, &caster})
+          if (!st->steps.empty()) schedule.streams.push_back(std::move(*st));
       }
   }
   return schedule;

@@ -3,6 +3,7 @@
 // that turns a GPU pair into the links its traffic crosses.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,12 @@ struct Route {
 class Topology {
  public:
   explicit Topology(std::string name = "") : name_(std::move(name)) {}
+  // Moves rebuild the graph from the links: Boost 1.74's adjacency_list has no move (its swap
+  // copies), and that copy trips GCC 12's -Wmaybe-uninitialized wherever a Topology is moved.
+  Topology(const Topology&) = default;
+  Topology& operator=(const Topology&) = default;
+  Topology(Topology&& other) noexcept { *this = std::move(other); }
+  Topology& operator=(Topology&& other) noexcept;
 
   DeviceId add_device(Device device);
   LinkId add_link(DeviceId a, DeviceId b, LinkKind kind, const std::string& generation, int lanes);
@@ -104,10 +111,37 @@ class Topology {
   // Bandwidth per direction of a link once protocol overhead is taken off (model efficiencies).
   double effective_bandwidth(LinkId id, const Model& model) const;
 
+  // What-if edits (scenarios). Removals renumber devices and links: look devices up by name
+  // afterwards. Every edit leaves the topology unchanged when it throws.
+  std::optional<DeviceId> find_device(const std::string& name) const;
+  // Error naming a few devices when there is none called `name`.
+  DeviceId device_named(const std::string& name) const;
+  // The links joining two devices (parallel lanes of one connection count separately).
+  std::vector<LinkId> links_between(DeviceId a, DeviceId b) const;
+  // Multiplies the bandwidth of every link of `kind` (a faster or slower generation; lanes, and so
+  // NCCL's own view of the machine, stay as they are). Returns the number of links scaled.
+  std::size_t scale_links(LinkKind kind, double factor);
+  // Multiplies the bandwidth of the links joining a and b (a link trained at reduced width); their
+  // lane count follows when it stays whole. Error when no link joins them.
+  void scale_link(DeviceId a, DeviceId b, double factor);
+  // Removes every link joining a and b. Error when none does, or when some GPU pair is left
+  // without a route.
+  void remove_link(DeviceId a, DeviceId b);
+  // Removes a failed device (a switch, NIC, CPU) and its links; GPUs cannot be removed (they are
+  // the ranks: shrink the job with keep_gpus_per_node or fewer nodes). Error when some GPU pair is
+  // left without a route.
+  void remove_device(DeviceId id);
+  // Error naming the first pair of ranks route() cannot join.
+  void check_gpus_connected() const;
+
  private:
   // Breadth-first path from `src` to the first device `is_target` accepts, never through a GPU;
   // `spread` picks among equal-cost branches.
   Route shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const;
+  // A copy without the devices and links `drop` selects (and the links of dropped devices), the
+  // ranks kept in their order.
+  Topology without(const std::function<bool(DeviceId)>& drop_device, const std::function<bool(LinkId)>& drop_link) const;
+  void rebuild_graph();  // graph_ from devices_ and links_
   std::string name_;
   Graph graph_;
   std::vector<Device> devices_;

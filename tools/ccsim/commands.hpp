@@ -9,6 +9,7 @@ namespace ccsim::cli {
 using Runner = std::function<int()>;
 
 Runner add_perf(CLI::App& app);
+Runner add_run(CLI::App& app);  // what-if scenarios
 Runner add_bench(CLI::App& app);
 Runner add_verify(CLI::App& app);
 Runner add_listings(CLI::App& app);

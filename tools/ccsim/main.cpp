@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "ccsim 0.1.0");
   auto perf = ccsim::cli::add_perf(app);
+  auto run = ccsim::cli::add_run(app);
   auto bench = ccsim::cli::add_bench(app);
   auto verify = ccsim::cli::add_verify(app);
   auto listings = ccsim::cli::add_listings(app);
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("perf")) return perf();
+    if (app.got_subcommand("run")) return run();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("verify")) return verify();
     if (app.got_subcommand("accuracy")) return accuracy();

@@ -22,7 +22,7 @@ struct PointOptions {
 };
 
 // Pipeline loops (ranks x channels x chunk) a schedule runs before its time is tested for linearity.
-constexpr std::uint64_t kSteadyLoops = 16;
+constexpr std::uint64_t kSteadyLoops = 8;
 
 struct Point {
   PerfRow row;

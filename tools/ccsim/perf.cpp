@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/inspect.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/planner.hpp"
 #include "ccsim/sizes.hpp"
@@ -39,6 +40,8 @@ struct PerfArgs {
   std::string format = "table";
   std::string timeline_file;
   std::vector<std::string> levels;
+  std::string trace_file;
+  bool links = false;
 };
 
 int run_perf(const PerfArgs& a) {
@@ -87,6 +90,12 @@ int run_perf(const PerfArgs& a) {
   std::size_t done = 0;
   const std::size_t total = sizes.size() * types.size() * ops.size();
   std::size_t skipped_small = 0;
+  struct Last {  // the last (largest) point, for --trace and --links
+    CollectiveSpec spec;
+    PointOptions point;
+    double total_s = 0;
+  };
+  std::optional<Last> last;
   for (auto t : types)
     for (auto op : ops)
       for (Bytes s : sizes) {
@@ -112,6 +121,7 @@ int run_perf(const PerfArgs& a) {
         }
         const Point p = measure_best(spec, topology, model, candidates, engine);
         report.rows.push_back(p.row);
+        if (!a.trace_file.empty() || a.links) last = Last{spec, candidate_of(p, candidates), p.row.out_of_place.time_us * 1e-6};
         if (engine.record_steps)
           timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
                                {"timeline", p.simulation.timeline}});
@@ -129,6 +139,14 @@ int run_perf(const PerfArgs& a) {
   if (a.format == "json") std::cout << to_json(report).dump(2) << "\n";
   else if (a.format == "csv") print_csv(std::cout, report);
   else print_table(std::cout, report);
+  if (last && a.links)  // after a table; on stderr when stdout is machine-readable
+    print_links(a.format == "table" ? std::cout : std::cerr, last->spec, topology, model, last->point, last->total_s);
+  if (last && !a.trace_file.empty()) {
+    write_trace(a.trace_file, last->spec, topology, model, last->point,
+                "ccsim perf " + a.collective + " " + format_bytes(last->spec.size_bytes()) + " on " + topology.name());
+    std::cerr << "ccsim: wrote a Chrome trace of the " << format_bytes(last->spec.size_bytes()) << " point to " << a.trace_file
+              << " (open it in ui.perfetto.dev)\n";
+  }
   for (const auto& row : report.rows)
     for (const auto* r : {&row.out_of_place, &row.in_place})
       if (r->wrong && *r->wrong > 0) return 1;  // nccl-tests fails a run with wrong data too
@@ -178,6 +196,10 @@ Runner add_perf(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--timeline", args->timeline_file,
                   "Write every point's timeline (each step's start, end, wire bytes; each link's bytes) as JSON");
+  cmd->add_option("--trace", args->trace_file,
+                  "Write a Chrome trace (ui.perfetto.dev) of the last (largest) point: a track per rank and stream, a "
+                  "utilisation counter per link");
+  cmd->add_flag("--links", args->links, "Print the links of the last (largest) point, busiest first: the bottleneck");
   return [args] { return run_perf(*args); };
 }
 
