@@ -82,8 +82,11 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
     if (!best || e.time_us < best->time_us) best = e;  // strict: ties keep NCCL's earlier index
   }
   if (!best) {
-    if (fixed_algo && fixed_proto)  // the user asked for something NCCL's model rules out: run it anyway
-      return point(selection_.algorithm, parse_protocol(selection_.protocol), std::max(1, system_.ring.channels));
+    // The user named something NCCL's model rules out here: run it anyway, so that the algorithm
+    // itself says why it cannot run, or runs when NCCL merely would not choose it.
+    if (fixed_algo)
+      return point(selection_.algorithm, fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple,
+                   std::max(1, system_.ring.channels));
     return std::nullopt;
   }
   return point(std::string(to_string(best->algo)), best->proto,

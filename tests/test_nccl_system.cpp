@@ -1,0 +1,80 @@
+// What ccsim tells NCCL's cost model about a machine, and what the model then picks.
+#include <doctest/doctest.h>
+
+#include "sim/nccl_system.hpp"
+#include "sim/topology/presets.hpp"
+
+using namespace ccsim;
+
+TEST_CASE("a DGX H100 looks to NCCL like 18 NVLink4 lanes per GPU and NVLS") {
+  const auto t = topo::make_preset("dgx-h100");
+  const nccl::System s = nccl::describe(t, 8);
+  CHECK(s.arch == nccl::Arch::hopper);
+  CHECK(s.nodes == 1);
+  CHECK(s.nvls);
+  CHECK(s.ll128_enabled);
+  CHECK_FALSE(s.collnet);
+  // 18 x 20.6 = 370.8 GB/s; the SM90 ladder's 60 fits 6 times, duplicated into 12 x 30.
+  CHECK(s.ring.channels == 12);
+  CHECK(s.ring.bw_intra == doctest::Approx(30));
+  CHECK(s.nvls_graph.channels == 16);
+}
+
+TEST_CASE("NCCL's choice on one H100 node: LL ring for tiny messages, NVLS for large ones") {
+  const auto t = topo::make_preset("dgx-h100");
+  const nccl::System s = nccl::describe(t, 8);
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.nranks = 8;
+  spec.count = 2;
+  nccl::Choice c = nccl::choose(s, spec);
+  CHECK(c.algorithm == "ring");
+  CHECK(c.protocol == Protocol::ll);
+  CHECK(c.channels == 1);  // 8 bytes keep no more than one channel busy
+  REQUIRE(c.estimate_us.has_value());
+  CHECK(*c.estimate_us == doctest::Approx(15.0).epsilon(0.01));  // 6.6 + 14 x 0.6 (nccl-model.md §3.7)
+  spec.count = Bytes{1} << 28;
+  c = nccl::choose(s, spec);
+  CHECK(c.algorithm == "nvls");
+  CHECK(c.protocol == Protocol::simple);
+}
+
+TEST_CASE("across nodes the rings leave through the NICs and tree becomes possible") {
+  topo::PresetOptions o;
+  o.nodes = 2;
+  const auto t = topo::make_preset("dgx-h100", o);
+  const nccl::System s = nccl::describe(t, 16);
+  CHECK(s.nodes == 2);
+  // 8 NDR NICs at 50 GB/s: one ring per NIC at the inter ladder's 45 (8 x 48 would exceed 370.8).
+  CHECK(s.ring.channels == 8);
+  CHECK(s.ring.bw_inter == doctest::Approx(45));
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.nranks = 16;
+  spec.count = 2;
+  CHECK(nccl::choose(s, spec).algorithm == "tree");
+}
+
+TEST_CASE("a PCIe box gets neither LL128 nor NVLS, and alltoall is point-to-point") {
+  const auto t = topo::make_preset("pcie-gen4-8gpu");
+  const nccl::System s = nccl::describe(t, 8);
+  CHECK(s.ring.type_intra == nccl::PathType::pci);
+  CHECK_FALSE(s.ll128_enabled);
+  CHECK_FALSE(s.nvls);
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::alltoall;
+  spec.nranks = 8;
+  spec.count = 1 << 20;
+  const nccl::Choice c = nccl::choose(s, spec);
+  CHECK(c.algorithm == "direct");
+  CHECK_FALSE(c.estimate_us.has_value());
+}
+
+TEST_CASE("NCCL launches fewer channels for small messages") {
+  const auto t = topo::make_preset("dgx-h100");
+  const nccl::System s = nccl::describe(t, 8);
+  // Simple: 64 bytes per thread of 512 threads per channel.
+  CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, 64 * 512 * 3, 8) == 3);
+  CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, Bytes{1} << 30, 8) == 12);
+  CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, 8, 8) == 1);
+}
