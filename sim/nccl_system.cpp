@@ -176,7 +176,10 @@ System describe(const topo::Topology& t, int nranks) {
     double speed = ladder_speed(inter_ladder(s.arch), v.nic_gbps);
     int per_nic = std::max(1, static_cast<int>(std::floor(v.nic_gbps / speed + 1e-9)));
     // Fewer NICs than GPUs per node: rings share them; more GPUs cannot add channels beyond the NICs.
-    int channels = std::min(kMaxSearchChannels, v.nics * per_nic);
+    // A rail-optimised node gives each GPU its own NIC: a job on fewer GPUs than the node has
+    // NICs reaches only theirs.
+    const int usable_nics = std::min(v.nics, v.ppn);
+    int channels = std::min(kMaxSearchChannels, usable_nics * per_nic);
     for (const double rung : inter_ladder(s.arch)) {
       if (rung > speed) continue;
       speed = rung;

@@ -87,6 +87,9 @@ struct Reader {
   std::vector<Bytes> sizes(const json& v, const std::string& path) const;
 };
 
+// A sweep is simulated point by point: thousands of sizes are a typo, not a plan.
+constexpr std::size_t kMaxSizes = 1000;
+
 const std::vector<std::string> kMachineKeys = {"topo", "gpus", "nodes", "gpus_per_node", "fabric", "nic", "spines",
                                                "leaf_ports", "oversubscription", "switch_latency_us", "sharp", "model"};
 
@@ -214,8 +217,10 @@ std::vector<Bytes> Reader::sizes(const json& v, const std::string& path) const {
   const double factor = v.contains("factor") ? positive(v["factor"], path + ".factor") : 2.0;
   if (factor <= 1) fail(path + ".factor", "expected a number above 1");
   // Same rule as nccl-tests' -b -e -f: multiply until past the maximum.
-  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= factor)
+  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= factor) {
     out.push_back(static_cast<Bytes>(std::llround(s)));
+    if (out.size() > kMaxSizes) fail(path, "more than " + std::to_string(kMaxSizes) + " sizes (raise the factor)");
+  }
   return out;
 }
 

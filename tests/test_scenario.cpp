@@ -75,6 +75,8 @@ TEST_CASE("bad scenarios name the file, the JSON path and what was expected") {
   CHECK(error_of(R"({"sweep": {"sizes": {"min": "1M", "max": "1K"}}})") == "test.json: sweep.sizes: min is larger than max");
   CHECK(error_of(R"({"sweep": {"sizes": {"min": "8", "max": "1K", "factor": 1}}})") ==
         "test.json: sweep.sizes.factor: expected a number above 1");
+  CHECK(error_of(R"({"sweep": {"sizes": {"min": "8", "max": "1T", "factor": 1.001}}})") ==
+        "test.json: sweep.sizes: more than 1000 sizes (raise the factor)");
   CHECK(error_of(R"({"sweep": {"sizes": ["1Q"]}})").starts_with("test.json: sweep.sizes[0]: invalid size \"1Q\""));
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "algorithms": ["ring", "rung"]}})").starts_with(
       "test.json: sweep.algorithms[1]: unknown algorithm \"rung\""));

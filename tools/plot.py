@@ -88,12 +88,17 @@ def busbw_figure(rows, collective, out):
             if pts:
                 ax.plot(*zip(*pts), marker="o", markersize=3, label=a, color=colours[a],
                         linestyle="--" if a.startswith("auto") else "-")
-        # The bound without in-network reduction: the smallest any algorithm was held to.
-        bound = {}
+        # Bounds: without in-switch reduction (the lowest any algorithm was held to) and, where an
+        # algorithm reduces in a switch (NVLS, SHARP), with it (the highest).
+        low, high = {}, {}
         for r in mine:
-            bound[r["size_bytes"]] = min(bound.get(r["size_bytes"], math.inf), r["bound_busbw_gbps"])
-        if bound:
-            ax.plot(*zip(*sorted(bound.items())), color="grey", linestyle=":", linewidth=1, label="bound")
+            low[r["size_bytes"]] = min(low.get(r["size_bytes"], math.inf), r["bound_busbw_gbps"])
+            high[r["size_bytes"]] = max(high.get(r["size_bytes"], 0), r["bound_busbw_gbps"])
+        if low:
+            ax.plot(*zip(*sorted(low.items())), color="grey", linestyle=":", linewidth=1, label="bound")
+        if any(high[s] > low[s] * (1 + 1e-6) for s in low):
+            ax.plot(*zip(*sorted(high.items())), color="grey", linestyle="-.", linewidth=1,
+                    label="bound, switch reduces")
         size_axis(ax, [r["size_bytes"] for r in mine])
         ranks, nodes = mine[0]["ranks"], mine[0]["nodes"]
         ax.set_title(f"{variant} ({ranks} GPUs, {nodes} node{'s' if nodes > 1 else ''})", fontsize=10)
@@ -101,8 +106,13 @@ def busbw_figure(rows, collective, out):
         ax.grid(True, which="major", alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("busbw (GB/s)")
-    axes.flat[0].legend(fontsize=8, loc="upper left")
-    fig.suptitle(f"{collective}: bus bandwidth by message size (dotted: bandwidth lower bound)")
+    # One legend for all panels: a variant may lack an algorithm another has.
+    entries = OrderedDict()
+    for ax in axes.flat[:len(variants)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    axes.flat[0].legend(entries.values(), entries.keys(), fontsize=8, loc="upper left")
+    fig.suptitle(f"{collective}: bus bandwidth by message size (grey: bandwidth lower bounds)")
     return save(fig, out, f"busbw-{collective}")
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sets up ccsim on Debian 12, builds it (Release, into build/) and runs the default job:
-# a simulated all_reduce_perf sweep on a DGX H100.
+# Sets up ccsim on Debian 12, builds it (Release, into build/) and runs the default job: the
+# ring-vs-tree scenario on DGX H100 nodes (1, 2 and 4 nodes), with tables on stdout and results and
+# PNG/SVG plots in results/ring-vs-tree-dgx-h100/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target ccsim
-exec build/tools/ccsim perf all_reduce --topo dgx-h100 -b 8 -e 8G -f 2 "$@"
+exec build/tools/ccsim run scenarios/ring-vs-tree-dgx-h100.json --out results/ring-vs-tree-dgx-h100 --plot "$@"

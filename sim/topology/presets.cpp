@@ -124,8 +124,11 @@ std::vector<DeviceId> add_dgx_a100_node(Topology& t, int node, int nodes) {
     const DeviceId gsw = add_device(t, node, nodes, "pcie" + std::to_string(q) + "-gpu", DeviceKind::pcie_switch);
     const DeviceId nsw = add_device(t, node, nodes, "pcie" + std::to_string(q) + "-nic", DeviceKind::pcie_switch);
     t.add_link(top, q < 2 ? cpu0 : cpu1, LinkKind::pcie, "4", 16);
-    t.add_link(gsw, top, LinkKind::pcie, "4", 16);
-    t.add_link(nsw, top, LinkKind::pcie, "4", 16);
+    // The three switches are the bridges inside one PCIe switch package (nvidia-smi's PXB from a
+    // GPU to its NICs); its internal fabric is not a bottleneck, so these internal links carry both
+    // GPUs' (both NICs') x16 at once: each GPU reaches its own NIC at full x16, as NCCL sees it.
+    t.add_link(gsw, top, LinkKind::pcie, "4", 32);
+    t.add_link(nsw, top, LinkKind::pcie, "4", 32);
     for (int k = 0; k < 2; ++k) {
       t.add_link(g[static_cast<std::size_t>(2 * q + k)], gsw, LinkKind::pcie, "4", 16);
       const DeviceId nic = add_device(t, node, nodes, "nic" + std::to_string(nics.size()), DeviceKind::nic);

@@ -217,7 +217,60 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
   h ^= h >> 31;
-  return shortest_path(src, [dst](DeviceId d) { return d == dst; }, static_cast<std::size_t>(h));
+  const auto spread = static_cast<std::size_t>(h);
+  if (devices_[src].node == devices_[dst].node || nics_of_node(devices_[src].node).empty() ||
+      nics_of_node(devices_[dst].node).empty())
+    return shortest_path(src, [dst](DeviceId d) { return d == dst; }, spread);
+  // Across nodes each end uses its own NIC (NCCL's GPU-NIC affinity); only the fabric between the
+  // two NICs is left to equal-cost spreading.
+  const DeviceId src_nic = gpu_nic(src), dst_nic = gpu_nic(dst);
+  Route out = shortest_path(src, [src_nic](DeviceId d) { return d == src_nic; }, spread);
+  const Route across = shortest_path(src_nic, [dst_nic](DeviceId d) { return d == dst_nic; }, spread);
+  const Route in = shortest_path(dst_nic, [dst](DeviceId d) { return d == dst; }, spread);
+  for (const Route* part : {&across, &in}) {
+    out.hops.insert(out.hops.end(), part->hops.begin(), part->hops.end());
+    out.device_latency_s += part->device_latency_s + devices_[part->hops.front().from].latency_s;
+    out.via_cpu |= part->via_cpu;
+  }
+  out.latency_class = LatencyClass::net;
+  return out;
+}
+
+DeviceId Topology::gpu_nic(DeviceId g) const {
+  // Hop distance from a GPU to each NIC of its node, through anything but other GPUs.
+  auto nearest = [&](DeviceId from) {
+    std::vector<int> dist(devices_.size(), -1);
+    std::deque<DeviceId> queue{from};
+    dist[from] = 0;
+    std::vector<DeviceId> best;
+    int best_dist = -1;
+    while (!queue.empty()) {
+      const DeviceId v = queue.front();
+      queue.pop_front();
+      if (best_dist >= 0 && dist[v] > best_dist) break;
+      if (devices_[v].kind == DeviceKind::nic && devices_[v].node == devices_[from].node) {
+        best.push_back(v);
+        best_dist = dist[v];
+        continue;
+      }
+      if (v != from && devices_[v].kind == DeviceKind::gpu) continue;
+      for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+        const LinkId l = graph_[e];
+        const DeviceId w = links_[l].a == v ? links_[l].b : links_[l].a;
+        if (dist[w] >= 0) continue;
+        dist[w] = dist[v] + 1;
+        queue.push_back(w);
+      }
+    }
+    std::sort(best.begin(), best.end());
+    return best;
+  };
+  const std::vector<DeviceId> mine = nearest(g);
+  if (mine.empty()) throw Error("topology " + name_ + ": " + devices_[g].name + " reaches no NIC of its node");
+  std::size_t turn = 0;
+  for (DeviceId other = 0; other < g; ++other)
+    if (devices_[other].kind == DeviceKind::gpu && devices_[other].node == devices_[g].node && nearest(other) == mine) ++turn;
+  return mine[turn % mine.size()];
 }
 
 Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const {

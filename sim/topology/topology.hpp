@@ -142,6 +142,10 @@ class Topology {
   // ranks kept in their order.
   Topology without(const std::function<bool(DeviceId)>& drop_device, const std::function<bool(LinkId)>& drop_link) const;
   void rebuild_graph();  // graph_ from devices_ and links_
+  // The NIC a GPU's inter-node traffic uses, as NCCL assigns them: one of its nearest NICs, the
+  // GPUs that share the same nearest NICs taking them in turn (GPU 2j and 2j+1 of a DGX A100 PCIe
+  // switch use its NICs 2j and 2j+1), so that rings on different rails use different NICs.
+  DeviceId gpu_nic(DeviceId gpu) const;
   std::string name_;
   Graph graph_;
   std::vector<Device> devices_;

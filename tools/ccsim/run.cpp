@@ -146,9 +146,19 @@ class VariantRunner {
       p.collective = c;
       p.column = column;
       p.size = size;
+      // What to run: a refusal here means this machine or NCCL's cost model rules the algorithm out.
+      std::vector<PointOptions> candidates;
       try {
         if (!planner) throw Error(planner_error);
-        auto candidates = planner->candidates(*spec);
+        candidates = planner->candidates(*spec);
+      } catch (const Error& e) {
+        auto it = explained.find(e.what());
+        if (it == explained.end()) it = explained.emplace(e.what(), explain(e, algorithm, *spec)).first;
+        p.reason = it->second;
+        r.points.push_back(p);
+        continue;
+      }
+      try {
         for (auto& x : candidates) {
           x.check = sw.check;
           x.check_limit_bytes = Bytes{256} << 20;
@@ -169,11 +179,11 @@ class VariantRunner {
         p.limiter = std::string(b.limiter());
         if (trace_size_ && size == *trace_size_) traced[{c, column}] = {*spec, candidate_of(m, candidates)};
       } catch (const Error& e) {
+        // The algorithm refusing this call (its compile) or the simulation failing (out of memory):
+        // reported as it is.
         if (std::string(e.what()).starts_with("internal:")) throw;
         p.ran = false;
-        auto it = explained.find(e.what());
-        if (it == explained.end()) it = explained.emplace(e.what(), explain(e, algorithm, *spec)).first;
-        p.reason = it->second;
+        p.reason = e.what();
       }
       r.points.push_back(p);
     }
