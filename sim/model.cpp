@@ -7,6 +7,7 @@
 
 #include "sim/embedded_configs.hpp"
 #include "sim/error.hpp"
+#include "sim/text_file.hpp"
 
 namespace ccsim {
 
@@ -47,14 +48,6 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
 }
 
 namespace {
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 nlohmann::json parse_json(const std::string& text, const std::string& origin) {
   try {
     return nlohmann::json::parse(text);
@@ -88,7 +81,7 @@ Model Model::builtin(const std::string& name) {
   throw Error("unknown model \"" + name + "\" (built-in models: " + known + ")");
 }
 
-Model Model::load_file(const std::string& path) { return from_json(parse_json(read_text(path), path), path); }
+Model Model::load_file(const std::string& path) { return from_json(parse_json(read_text_file(path), path), path); }
 
 Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
   if (!j.is_object()) throw Error(origin + ": expected a JSON object at the top level");

@@ -23,14 +23,7 @@ std::string redop_name(const CollectiveSpec& spec) {
 
 int root_column(const CollectiveSpec& spec) { return is_rooted(spec.kind) ? spec.root : -1; }
 
-// nccl-tests prints times with fewer decimals as they grow.
-std::string time_text(double us) {
-  char buf[32];
-  if (us >= 10000.0) std::snprintf(buf, sizeof buf, "%7.0f", us);
-  else if (us >= 100.0) std::snprintf(buf, sizeof buf, "%7.1f", us);
-  else std::snprintf(buf, sizeof buf, "%7.2f", us);
-  return buf;
-}
+std::string time_text(double us) { return format_time_us(us, 7); }
 
 std::string result_text(const PerfResult& r) {
   char buf[96];
@@ -47,6 +40,13 @@ nlohmann::json result_json(const PerfResult& r) {
 }
 
 }  // namespace
+
+std::string format_time_us(double us, int width) {
+  char buf[48];
+  const int decimals = us >= 10000.0 ? 0 : us >= 100.0 ? 1 : 2;
+  std::snprintf(buf, sizeof buf, "%*.*f", width, decimals, us);
+  return buf;
+}
 
 void print_table(std::ostream& out, const PerfReport& report) {
   out << "# ccsim perf " << to_string(report.kind) << ": " << report.nranks << " ranks on " << report.topology

@@ -42,6 +42,9 @@ struct PerfReport {
 // nccl-tests' figures for one simulated time: algbw = size / time, busbw = algbw x factor.
 PerfResult perf_result(const CollectiveSpec& spec, double seconds, std::optional<std::uint64_t> wrong);
 
+// A time in µs as nccl-tests prints it: fewer decimals as it grows, right-aligned in `width`.
+std::string format_time_us(double us, int width = 0);
+
 void print_table(std::ostream& out, const PerfReport& report);
 void print_csv(std::ostream& out, const PerfReport& report);
 nlohmann::json to_json(const PerfReport& report);

@@ -11,6 +11,7 @@
 
 #include "sim/algorithms/registry.hpp"
 #include "sim/error.hpp"
+#include "sim/text_file.hpp"
 #include "sim/topology/json_io.hpp"
 
 namespace ccsim {
@@ -272,14 +273,6 @@ void Reader::sweep(const json& obj, const std::string& path, Sweep& s) const {
   if (obj.contains("check")) s.check = boolean(obj["check"], at("check"));
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 Scenario scenario_from_json(const json& j, const std::string& origin, const std::string& directory) {
@@ -325,7 +318,7 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const std:
 Scenario load_scenario(const std::string& path) {
   json j;
   try {
-    j = json::parse(read_text(path));
+    j = json::parse(read_text_file(path));
   } catch (const json::parse_error& e) {
     throw Error(path + ": invalid JSON: " + e.what());
   }

@@ -8,6 +8,7 @@
 
 #include "sim/embedded_configs.hpp"
 #include "sim/error.hpp"
+#include "sim/text_file.hpp"
 
 namespace ccsim::topo {
 
@@ -102,12 +103,9 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
 }
 
 Topology load_topology_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_text_file(path);
   try {
-    return topology_from_json(nlohmann::json::parse(ss.str()), path);
+    return topology_from_json(nlohmann::json::parse(text), path);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(path + ": invalid JSON: " + e.what());
   }

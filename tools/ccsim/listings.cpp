@@ -13,6 +13,7 @@
 #include "sim/model.hpp"
 #include "sim/topology/paths.hpp"
 #include "sim/error.hpp"
+#include "sim/text_file.hpp"
 #include "sim/topology/import_smi.hpp"
 #include "sim/topology/import_xml.hpp"
 #include "sim/topology/json_io.hpp"
@@ -60,14 +61,11 @@ Runner add_listings(CLI::App& app) {
       return 0;
     }
     if (topo_import->parsed()) {
-      std::ifstream in(*import_file);
-      if (!in) throw Error(*import_file + ": cannot open file");
-      std::stringstream text;
-      text << in.rdbuf();
+      const std::string text = read_text_file(*import_file);
       Model::builtin(import_options->arch);  // an unknown model fails before anything is built
       const bool xml = import_file->size() > 4 && import_file->ends_with(".xml");
-      const topo::Topology t = xml ? topo::import_nccl_xml(text.str(), *import_file, {*arch_given ? import_options->arch : ""})
-                                   : topo::import_nvidia_smi(text.str(), *import_file, *import_options);
+      const topo::Topology t = xml ? topo::import_nccl_xml(text, *import_file, {*arch_given ? import_options->arch : ""})
+                                   : topo::import_nvidia_smi(text, *import_file, *import_options);
       std::cout << topo::summary(t);
       if (!import_out->empty()) {
         std::ofstream out(*import_out);

@@ -8,19 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/report.hpp"
 
 namespace ccsim::cli {
 
 namespace {
-
-// As nccl-tests prints times: fewer decimals as they grow.
-std::string time_text(double us) {
-  char buf[32];
-  if (us >= 10000.0) std::snprintf(buf, sizeof buf, "%.0f", us);
-  else if (us >= 100.0) std::snprintf(buf, sizeof buf, "%.1f", us);
-  else std::snprintf(buf, sizeof buf, "%.2f", us);
-  return buf;
-}
 
 const RunPoint* find(const VariantResult& v, CollectiveKind c, const std::string& column, Bytes size) {
   for (const auto& p : v.points)
@@ -107,7 +99,7 @@ void print_variant(std::ostream& out, const RunResult& result, std::size_t index
       std::string line = cell;
       for (const auto& column : v.columns) {
         const RunPoint* p = find(v, c, column, s);
-        if (p && p->ran) std::snprintf(cell, sizeof cell, " %9s %7.2f ", time_text(p->time_us).c_str(), p->busbw_gbps);
+        if (p && p->ran) std::snprintf(cell, sizeof cell, " %9s %7.2f ", format_time_us(p->time_us).c_str(), p->busbw_gbps);
         else std::snprintf(cell, sizeof cell, " %9s %7s ", p ? "n/a" : "-", "");
         line += cell;
       }
