@@ -78,11 +78,14 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
         const Region own = piece(BufferId::output, loop, 0, block);
         // Rotated orders keep every link busy: at round k GPU g feeds head g-k, whose switch
         // stream reads from g at that same round (and multicasts back in the same pattern).
+        // One chunk's contributions are one batch: the first pays the hop latency and takes a FIFO
+        // slot (so a GPU runs at most NCCL_STEPS chunks ahead of the switch), the rest ride along.
         if (spec.kind != CollectiveKind::all_gather)
           for (int k = 1; k <= ppn; ++k) {
             const int h = ((g - k) % ppn + ppn) % ppn;
             w.set_tag(tag(h));
-            w.fused_send(sw, region(BufferId::input, loop, h));  // read by the switch's ld_reduce
+            if (k == 1) w.send(sw, region(BufferId::input, loop, h));  // read by the switch's ld_reduce
+            else w.fused_send(sw, region(BufferId::input, loop, h));
           }
         mine_w.set_tag(tag(g));
         if (spec.kind == CollectiveKind::reduce_scatter) {
