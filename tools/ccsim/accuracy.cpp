@@ -26,6 +26,7 @@ struct Case {
   std::string system_class;  // e.g. "8-GPU NVSwitch H100"
   std::string set = "fit";   // fit | holdout: logs kept aside while the model's parameters were chosen
   bool healthy = true;
+  bool slow = false;  // minutes per size (e.g. 72-GPU NVLS): skipped by a plain --map run
   std::string algorithm = "auto";  // what the run forced (NCCL_ALGO / NCCL_PROTO), as its log states
   std::string protocol = "auto";
   std::string note;
@@ -148,6 +149,10 @@ std::vector<Case> read_map(const std::string& file) {
     if (e.contains("healthy")) {
       if (!e["healthy"].is_boolean()) throw Error(file + ": " + where + ".healthy: expected true or false");
       c.healthy = e["healthy"].get<bool>();
+    }
+    if (e.contains("slow")) {
+      if (!e["slow"].is_boolean()) throw Error(file + ": " + where + ".slow: expected true or false");
+      c.slow = e["slow"].get<bool>();
     }
     if (e.contains("algo")) c.algorithm = e["algo"].get<std::string>();
     if (e.contains("proto")) c.protocol = e["proto"].get<std::string>();
@@ -286,7 +291,9 @@ int run_accuracy(const AccuracyArgs& a) {
   std::vector<Case> cases;
   if (!a.map_file.empty()) {
     for (auto& c : read_map(a.map_file))
-      if ((a.all || c.healthy) && (a.only.empty() || c.log.find(a.only) != std::string::npos)) cases.push_back(c);
+      if ((a.all || c.healthy) && (a.all || !a.only.empty() || !c.slow) &&
+          (a.only.empty() || c.log.find(a.only) != std::string::npos))
+        cases.push_back(c);
   }
   for (const auto& log : a.logs) {
     Case c;
@@ -370,7 +377,8 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--map", args->map_file,
                   "JSON file naming, for each log, the topology that describes its system "
                   "(tests/data/measured-map.json); runs every healthy entry");
-  cmd->add_flag("--all", args->all, "With --map: include the runs flagged unhealthy");
+  cmd->add_flag("--all", args->all,
+                "With --map: include the runs flagged unhealthy and the slow ones (GB200 racks: minutes per size)");
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--column", args->column, "Measured column to compare: out-of-place or in-place")->capture_default_str();
