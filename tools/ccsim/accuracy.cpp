@@ -376,7 +376,7 @@ Runner add_accuracy(CLI::App& app) {
   add_topology_options(cmd, args->topology);
   cmd->add_option("--map", args->map_file,
                   "JSON file naming, for each log, the topology that describes its system "
-                  "(tests/data/measured-map.json); runs every healthy entry");
+                  "(tests/data/measured-map.json); runs every healthy entry not marked slow");
   cmd->add_flag("--all", args->all,
                 "With --map: include the runs flagged unhealthy and the slow ones (GB200 racks: minutes per size)");
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
