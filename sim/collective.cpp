@@ -54,6 +54,12 @@ bool is_rooted(CollectiveKind kind) {
          kind == CollectiveKind::scatter;
 }
 
+std::uint64_t count_for_size(CollectiveKind kind, DataType type, Bytes size, int nranks) {
+  std::uint64_t count = size / element_bytes(type);
+  if (!count_is_per_rank(kind)) count -= count % static_cast<std::uint64_t>(nranks);
+  return count;
+}
+
 double bus_bandwidth_factor(CollectiveKind kind, int nranks) {
   const double n = nranks;
   switch (kind) {

@@ -32,6 +32,10 @@ bool is_rooted(CollectiveKind kind);
 // nccl-tests' "count" is per rank (all_reduce, broadcast, reduce, sendrecv), else the total over
 // all ranks, split into equal blocks (all_gather, reduce_scatter, alltoall, gather, scatter).
 bool count_is_per_rank(CollectiveKind kind);
+// nccl-tests' element count for a message of `size` bytes (its -b/-e sizes, the "size" column):
+// size / element, rounded down to a multiple of the ranks for the block collectives, which give
+// each rank an equal block. 0 when the size holds less than one element per rank.
+std::uint64_t count_for_size(CollectiveKind kind, DataType type, Bytes size, int nranks);
 // nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveKind kind, int nranks);
 

@@ -228,12 +228,7 @@ Bytes cost_bytes(const CollectiveSpec& spec) {
 }
 
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks) {
-  const Graph& g = algo == Algo::ring || algo == Algo::pat ? s.ring
-                   : algo == Algo::tree                     ? s.tree
-                   : algo == Algo::nvls || algo == Algo::nvls_tree ? s.nvls_graph
-                   : algo == Algo::collnet_direct           ? s.collnet_direct
-                                                            : s.collnet_chain;
-  int nc = std::max(1, g.channels);
+  int nc = std::max(1, graph_of(s, algo).channels);
   // NVLS and CollNet keep their channel count: their work is split by heads, not by size.
   if (algo != Algo::ring && algo != Algo::tree) return nc;
   const double threads = proto == Protocol::ll128 ? 640 : 512;

@@ -7,6 +7,21 @@
 
 namespace ccsim::nccl {
 
+const Graph& graph_of(const System& s, Algo a) {
+  switch (a) {
+    case Algo::tree: return s.tree;
+    case Algo::ring: return s.ring;
+    case Algo::collnet_direct: return s.collnet_direct;
+    case Algo::collnet_chain: return s.collnet_chain;
+    case Algo::nvls:
+    case Algo::nvls_tree: return s.nvls_graph;  // §3.1: one NVLS graph serves both
+    // Not in the reference: NCCL hands PAT the tree graph (graphs[] = {tree, ring, collnet,
+    // collnet, nvls, nvls, tree} wherever ncclTopoTuneModel is called).
+    case Algo::pat: return s.tree;
+  }
+  return s.ring;
+}
+
 namespace {
 
 constexpr int kProtocols = 3;
@@ -89,21 +104,6 @@ struct Comm {
 // §3.3 gives columns "1 node / 2 nodes / >=4 nodes". §3.4 splits every other node-count rule at
 // "<= 2 nodes", so the third column is really "more than 2 nodes", and 3 nodes read it too.
 int node_column(int nodes) { return nodes == 1 ? 0 : nodes == 2 ? 1 : 2; }
-
-const Graph& graph_of(const System& s, Algo a) {
-  switch (a) {
-    case Algo::tree: return s.tree;
-    case Algo::ring: return s.ring;
-    case Algo::collnet_direct: return s.collnet_direct;
-    case Algo::collnet_chain: return s.collnet_chain;
-    case Algo::nvls:
-    case Algo::nvls_tree: return s.nvls_graph;  // §3.1: one NVLS graph serves both
-    // Not in the reference: NCCL hands PAT the tree graph (graphs[] = {tree, ring, collnet,
-    // collnet, nvls, nvls, tree} wherever ncclTopoTuneModel is called).
-    case Algo::pat: return s.tree;
-  }
-  return s.ring;
-}
 
 bool is_collnet(Algo a) { return a == Algo::collnet_direct || a == Algo::collnet_chain; }
 
@@ -269,6 +269,7 @@ void check(const System& s) {
 }
 
 }  // namespace
+
 
 Arch arch_from_sm(int sm) {
   if (sm < 80) return Arch::volta;

@@ -61,6 +61,9 @@ struct System {
   Graph ring, tree, collnet_chain, collnet_direct, nvls_graph;
 };
 
+// The graph an algorithm runs on (its channels and per-channel bandwidths).
+const Graph& graph_of(const System& system, Algo algo);
+
 // One cell of NCCL's cost table.
 struct Estimate {
   Algo algo = Algo::ring;

@@ -213,8 +213,7 @@ LogResult run_case(const Case& c, const AccuracyArgs& a, bool progress) {
     spec.nranks = ranks;
     // nccl-tests' size is what ccsim's count means (per rank, or the total for the block
     // collectives); the old layout printed per-rank counts even for those, so trust the size.
-    spec.count = row.size / element_bytes(spec.type);
-    if (!count_is_per_rank(spec.kind)) spec.count -= spec.count % static_cast<std::uint64_t>(ranks);
+    spec.count = count_for_size(spec.kind, spec.type, row.size, ranks);
     if (spec.count == 0) continue;
     if (progress)
       std::cerr << "\r" << std::filesystem::path(c.log).filename().string() << " [" << done << "/" << log.rows.size()

@@ -105,10 +105,7 @@ int run_perf(const PerfArgs& a) {
         spec.op = op;
         spec.root = a.root;
         spec.nranks = nranks;
-        spec.count = s / element_bytes(t);
-        // nccl-tests gives each rank an equal block of the block collectives: the count rounds
-        // down to a multiple of the rank count, and the printed size with it.
-        if (!count_is_per_rank(kind)) spec.count -= spec.count % static_cast<std::uint64_t>(nranks);
+        spec.count = count_for_size(kind, t, s, nranks);  // the printed size follows the rounded count
         if (spec.count == 0) {
           ++skipped_small;
           continue;

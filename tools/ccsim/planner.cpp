@@ -17,8 +17,7 @@ bool simple_only(const std::string& algorithm) {
 }
 
 std::optional<nccl::Algo> nccl_algo(const std::string& name) {
-  for (auto a : {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::collnet_direct, nccl::Algo::collnet_chain,
-                 nccl::Algo::nvls, nccl::Algo::nvls_tree, nccl::Algo::pat})
+  for (auto a : nccl::all_algos())
     if (to_string(a) == name) return a;
   return std::nullopt;
 }

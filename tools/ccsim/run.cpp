@@ -39,8 +39,7 @@ std::optional<CollectiveSpec> spec_for(CollectiveKind kind, Bytes size, const Sw
   spec.type = sweep.type;
   spec.op = sweep.op;
   spec.nranks = nranks;
-  spec.count = size / element_bytes(sweep.type);
-  if (!count_is_per_rank(kind)) spec.count -= spec.count % static_cast<std::uint64_t>(nranks);
+  spec.count = count_for_size(kind, sweep.type, size, nranks);
   if (spec.count == 0) return std::nullopt;
   return spec;
 }
