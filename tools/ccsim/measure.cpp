@@ -45,26 +45,33 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
     // Time is affine in size once the pipeline is periodic with full chunks. Three sizes L/4, L/2,
     // L (L/4 still holds several loops) show it by equal slopes (0.1%); otherwise L doubles, at most
     // twice. Reaching the size itself means simulating it whole.
-    for (Bytes L = kSteadyLoops * loop;; L *= 2) {
+    // After a doubling the new L/4 and L/2 are the old L/2 and L: only L itself is simulated anew.
+    const Bytes first = kSteadyLoops * loop;
+    double t1 = 0, t2 = 0;
+    for (Bytes L = first;; L *= 2) {
       if (L >= spec.size_bytes()) {
-        p.simulation = simulate(algo::compile(options.algorithm, spec, o), topology, model, engine);
+        p.simulation = simulate(schedule ? *schedule : algo::compile(options.algorithm, spec, o), topology, model, engine);
         seconds = p.simulation.timeline.total_s();
         break;
       }
-      const double t1 = at(L / 4).timeline.total_s();
-      const double t2 = at(L / 2).timeline.total_s();
+      if (L == first) {
+        t1 = at(L / 4).timeline.total_s();
+        t2 = at(L / 2).timeline.total_s();
+      }
       SimulationResult r3 = at(L);
       const double t3 = r3.timeline.total_s();
       const double slope_a = (t2 - t1) / static_cast<double>(L / 2 - L / 4);
       const double slope_b = (t3 - t2) / static_cast<double>(L - L / 2);
       // Schedules whose streams run ahead of each other (fused sends are not flow-controlled)
       // drift slowly instead of repeating exactly; past 4x the first range the last slope stands.
-      if (std::abs(slope_b - slope_a) <= 1e-3 * std::abs(slope_b) || L >= 4 * kSteadyLoops * loop) {
+      if (std::abs(slope_b - slope_a) <= 1e-3 * std::abs(slope_b) || L >= 4 * first) {
         seconds = t3 + slope_b * static_cast<double>(spec.size_bytes() - L);
         p.simulation = std::move(r3);
         p.extrapolated = true;
         break;
       }
+      t1 = t2;
+      t2 = t3;
     }
   } else {
     p.simulation = simulate(*schedule, topology, model, engine);
