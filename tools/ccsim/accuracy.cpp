@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
@@ -111,14 +112,22 @@ std::vector<Case> read_map(const std::string& file) {
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(file + ": not JSON: " + e.what());
   }
+  auto path = [](const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; };
   auto need = [&](const nlohmann::json& o, const std::string& key, const std::string& where, auto type_check,
                   const char* expected) -> const nlohmann::json& {
-    if (!o.contains(key)) throw Error(file + ": " + where + "." + key + ": missing (expected " + expected + ")");
-    if (!type_check(o[key])) throw Error(file + ": " + where + "." + key + ": expected " + expected);
+    if (!o.contains(key)) throw Error(file + ": " + path(where, key) + ": missing (expected " + expected + ")");
+    if (!type_check(o[key])) throw Error(file + ": " + path(where, key) + ": expected " + expected);
     return o[key];
   };
   const auto is_string = [](const nlohmann::json& v) { return v.is_string(); };
+  auto optional_string = [&](const nlohmann::json& o, const std::string& key, const std::string& where,
+                             const char* expected) -> std::optional<std::string> {
+    if (!o.contains(key)) return std::nullopt;
+    return need(o, key, where, is_string, expected).get<std::string>();
+  };
   const auto is_array = [](const nlohmann::json& v) { return v.is_array(); };
+  const auto is_int = [](const nlohmann::json& v) { return v.is_number_integer(); };
+  const auto is_bool = [](const nlohmann::json& v) { return v.is_boolean(); };
   const std::filesystem::path base(file);
   const std::string logs_dir = need(j, "logs_dir", "", is_string, "a directory, relative to this file").get<std::string>();
   std::vector<Case> cases;
@@ -130,33 +139,19 @@ std::vector<Case> read_map(const std::string& file) {
     c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
     c.topology.name = need(e, "topo", where, is_string, "a preset or topology file").get<std::string>();
     c.system_class = need(e, "class", where, is_string, "a system class").get<std::string>();
-    if (e.contains("nodes")) {
-      if (!e["nodes"].is_number_integer()) throw Error(file + ": " + where + ".nodes: expected an integer");
-      c.topology.preset.nodes = e["nodes"].get<int>();
-    }
-    if (e.contains("gpus_per_node")) {
-      if (!e["gpus_per_node"].is_number_integer()) throw Error(file + ": " + where + ".gpus_per_node: expected an integer");
-      c.topology.gpus_per_node = e["gpus_per_node"].get<int>();
-    }
-    if (e.contains("nic")) {
-      if (!e["nic"].is_string()) throw Error(file + ": " + where + ".nic: expected a network generation");
-      c.topology.preset.nic = e["nic"].get<std::string>();
-    }
-    if (e.contains("set")) {
-      c.set = e["set"].get<std::string>();
+    if (e.contains("nodes")) c.topology.preset.nodes = need(e, "nodes", where, is_int, "an integer").get<int>();
+    if (e.contains("gpus_per_node"))
+      c.topology.gpus_per_node = need(e, "gpus_per_node", where, is_int, "an integer").get<int>();
+    if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
+    if (auto set = optional_string(e, "set", where, "\"fit\" or \"holdout\"")) {
+      c.set = *set;
       if (c.set != "fit" && c.set != "holdout") throw Error(file + ": " + where + ".set: expected \"fit\" or \"holdout\"");
     }
-    if (e.contains("healthy")) {
-      if (!e["healthy"].is_boolean()) throw Error(file + ": " + where + ".healthy: expected true or false");
-      c.healthy = e["healthy"].get<bool>();
-    }
-    if (e.contains("slow")) {
-      if (!e["slow"].is_boolean()) throw Error(file + ": " + where + ".slow: expected true or false");
-      c.slow = e["slow"].get<bool>();
-    }
-    if (e.contains("algo")) c.algorithm = e["algo"].get<std::string>();
-    if (e.contains("proto")) c.protocol = e["proto"].get<std::string>();
-    if (e.contains("note")) c.note = e["note"].get<std::string>();
+    if (e.contains("healthy")) c.healthy = need(e, "healthy", where, is_bool, "true or false").get<bool>();
+    if (e.contains("slow")) c.slow = need(e, "slow", where, is_bool, "true or false").get<bool>();
+    if (auto algo = optional_string(e, "algo", where, "an algorithm name, as NCCL_ALGO set it")) c.algorithm = *algo;
+    if (auto proto = optional_string(e, "proto", where, "a protocol, as NCCL_PROTO set it")) c.protocol = *proto;
+    if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
     cases.push_back(std::move(c));
   }
   return cases;
