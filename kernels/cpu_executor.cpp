@@ -18,20 +18,56 @@ namespace {
 std::size_t elem(const Schedule& s) { return element_bytes(s.spec.type); }
 }  // namespace
 
-RankMemory::RankMemory(const Schedule& schedule, int rank, bool in_place) : in_place_(in_place) {
+MemoryLayout MemoryLayout::of(const Schedule& schedule, int endpoint, bool in_place) {
   const auto& spec = schedule.spec;
   const std::size_t e = elem(schedule);
-  scratch_.resize(schedule.scratch_count * e);
-  if (schedule.is_switch(rank)) return;  // a switch holds scratch only
-  const std::uint64_t in = spec.input_count(rank), out = spec.output_count(rank);
+  MemoryLayout l;
+  l.in_place = in_place;
+  l.scratch_bytes = schedule.scratch_count * e;
+  if (schedule.is_switch(endpoint)) return l;  // a switch holds scratch only
+  const std::uint64_t in = spec.input_count(endpoint), out = spec.output_count(endpoint);
   if (in_place) {
-    input_offset_ = spec.in_place_input_offset(rank) * e;
-    output_offset_ = spec.in_place_output_offset(rank) * e;
-    main_.resize(std::max(input_offset_ + in * e, output_offset_ + out * e));
+    l.input_offset = spec.in_place_input_offset(endpoint) * e;
+    l.output_offset = spec.in_place_output_offset(endpoint) * e;
+    l.main_bytes = std::max(l.input_offset + in * e, l.output_offset + out * e);
   } else {
-    main_.resize(in * e);
-    output_.resize(out * e);
+    l.main_bytes = in * e;
+    l.output_bytes = out * e;
   }
+  return l;
+}
+
+int MemoryLayout::allocation_of(BufferId buffer) const {
+  switch (buffer) {
+    case BufferId::input: return 0;
+    case BufferId::output: return in_place ? 0 : 1;
+    case BufferId::scratch: return 2;
+  }
+  return 0;
+}
+
+std::size_t MemoryLayout::offset_of(BufferId buffer) const {
+  switch (buffer) {
+    case BufferId::input: return input_offset;
+    case BufferId::output: return in_place ? output_offset : 0;
+    case BufferId::scratch: return 0;
+  }
+  return 0;
+}
+
+std::size_t MemoryLayout::bytes(int allocation) const {
+  return allocation == 0 ? main_bytes : allocation == 1 ? output_bytes : scratch_bytes;
+}
+
+RankMemory::RankMemory(const Schedule& schedule, int rank, bool in_place)
+    : layout_(MemoryLayout::of(schedule, rank, in_place)) {
+  main_.resize(layout_.main_bytes);
+  output_.resize(layout_.output_bytes);
+  scratch_.resize(layout_.scratch_bytes);
+}
+
+std::byte* RankMemory::allocation(int index) {
+  return index == 0 ? main_.data() : index == 1 ? output_.data() : scratch_.data();
 }
 
 std::byte* RankMemory::base(BufferId buffer) {
@@ -39,12 +75,9 @@ std::byte* RankMemory::base(BufferId buffer) {
 }
 
 const std::byte* RankMemory::base(BufferId buffer) const {
-  switch (buffer) {
-    case BufferId::input: return main_.data() + input_offset_;
-    case BufferId::output: return in_place_ ? main_.data() + output_offset_ : output_.data();
-    case BufferId::scratch: return scratch_.data();
-  }
-  return nullptr;
+  const int a = layout_.allocation_of(buffer);
+  const std::byte* p = a == 0 ? main_.data() : a == 1 ? output_.data() : scratch_.data();
+  return p + layout_.offset_of(buffer);
 }
 
 std::uint64_t execution_memory_bytes(const Schedule& schedule, bool in_place) {
@@ -144,13 +177,18 @@ void execute(const Schedule& schedule, std::vector<RankMemory>& memory) {
   }
 }
 
-CheckResult check(const Schedule& schedule, bool in_place, std::uint64_t seed) {
+CheckResult check_with(const Schedule& schedule, bool in_place, std::uint64_t seed,
+                       const std::function<void(std::vector<RankMemory>&)>& run) {
   std::vector<RankMemory> memory;
   memory.reserve(static_cast<std::size_t>(schedule.endpoint_count()));
   for (int r = 0; r < schedule.endpoint_count(); ++r) memory.emplace_back(schedule, r, in_place);
   fill_inputs(schedule, memory, seed);
-  execute(schedule, memory);
+  run(memory);
   return compare_with_definition(schedule.spec, memory, seed);
+}
+
+CheckResult check(const Schedule& schedule, bool in_place, std::uint64_t seed) {
+  return check_with(schedule, in_place, seed, [&](std::vector<RankMemory>& memory) { execute(schedule, memory); });
 }
 
 }  // namespace ccsim::kernels

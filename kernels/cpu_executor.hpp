@@ -3,6 +3,7 @@
 // with the collective's definition. This is the proof that an algorithm computes the right data.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "sim/schedule.hpp"
@@ -17,17 +18,31 @@ struct CheckResult {
 // Host bytes the executor allocates for a schedule (all ranks' buffers, one layout).
 std::uint64_t execution_memory_bytes(const Schedule& schedule, bool in_place);
 
+// Where an endpoint's buffers live: three allocations (main holds the input, and the output too
+// when in place; output; scratch) and the byte offset of each buffer in its allocation. Device
+// backends mirror it, aliasing included.
+struct MemoryLayout {
+  std::size_t main_bytes = 0, output_bytes = 0, scratch_bytes = 0;
+  std::size_t input_offset = 0, output_offset = 0;
+  bool in_place = false;
+  static MemoryLayout of(const Schedule& schedule, int endpoint, bool in_place);
+  int allocation_of(BufferId buffer) const;  // 0 main, 1 output, 2 scratch
+  std::size_t offset_of(BufferId buffer) const;
+  std::size_t bytes(int allocation) const;
+};
+
 // Per-rank buffers after a run. In place, `input` and `output` point into one allocation.
 class RankMemory {
  public:
   RankMemory(const Schedule& schedule, int rank, bool in_place);
   std::byte* base(BufferId buffer);
   const std::byte* base(BufferId buffer) const;
+  const MemoryLayout& layout() const { return layout_; }
+  std::byte* allocation(int index);
 
  private:
+  MemoryLayout layout_;
   std::vector<std::byte> main_, output_, scratch_;
-  std::size_t input_offset_ = 0, output_offset_ = 0;
-  bool in_place_ = false;
 };
 
 // Fills each rank's input with deterministic, non-zero test data chosen so that the op cannot
@@ -40,5 +55,8 @@ void execute(const Schedule& schedule, std::vector<RankMemory>& memory);
 
 // fill_inputs + execute + compare with the definition of schedule.spec.
 CheckResult check(const Schedule& schedule, bool in_place, std::uint64_t seed = 1);
+// The same with another executor: `run` takes the filled memory and leaves every rank's output in it.
+CheckResult check_with(const Schedule& schedule, bool in_place, std::uint64_t seed,
+                       const std::function<void(std::vector<RankMemory>&)>& run);
 
 }  // namespace ccsim::kernels

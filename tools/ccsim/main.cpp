@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   auto verify = ccsim::cli::add_verify(app);
   auto listings = ccsim::cli::add_listings(app);
   auto accuracy = ccsim::cli::add_accuracy(app);
+  auto gpu = ccsim::cli::add_gpu(app);
+  auto validate = ccsim::cli::add_validate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -32,6 +34,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("verify")) return verify();
     if (app.got_subcommand("accuracy")) return accuracy();
+    if (app.got_subcommand("gpu")) return gpu();
+    if (app.got_subcommand("validate")) return validate();
     return listings();
   } catch (const ccsim::Error& e) {
     std::cerr << "ccsim: error: " << e.what() << "\n";

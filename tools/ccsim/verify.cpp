@@ -7,6 +7,7 @@
 
 #include "ccsim/commands.hpp"
 #include "kernels/cpu_executor.hpp"
+#include "kernels/device_plan.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/error.hpp"
 
@@ -19,6 +20,7 @@ struct VerifyArgs {
   std::string algorithm = "all";
   std::string ranks = "1-17,24,32,64,128";
   std::string types = "all";
+  std::string executor = "cpu";
 };
 
 std::vector<int> parse_ranks(const std::string& text) {
@@ -98,7 +100,12 @@ int run_verify(const VerifyArgs& a) {
               }
               for (bool in_place : {false, true}) {
                 try {
-                  const auto r = kernels::check(schedule, in_place);
+                  const auto r =
+                      a.executor == "cpu"
+                          ? kernels::check(schedule, in_place)
+                          : kernels::check_with(schedule, in_place, 1, [&](std::vector<kernels::RankMemory>& memory) {
+                              kernels::execute_plan(schedule, kernels::plan_for_device(schedule), memory);
+                            });
                   if (r.wrong == 0 && r.checked > 0) {
                     ++passed;
                   } else {
@@ -128,6 +135,10 @@ Runner add_verify(CLI::App& app) {
   cmd->add_option("--algo", args->algorithm, "Algorithm, or all")->capture_default_str();
   cmd->add_option("--ranks", args->ranks, "Rank counts: a list of counts and ranges")->capture_default_str();
   cmd->add_option("-d,--datatype", args->types, "Data type, or all")->capture_default_str();
+  cmd->add_option("--executor", args->executor,
+                  "cpu: the reference executor; plan: the GPU backend's issue order and staging, run on the host")
+      ->check(CLI::IsMember({"cpu", "plan"}))
+      ->capture_default_str();
   return [args] { return run_verify(*args); };
 }
 
