@@ -22,14 +22,20 @@ nlohmann::json points_json(const std::vector<BandwidthPoint>& points) {
   return a;
 }
 
+// "file.json:" + "device" reads "file.json: device"; "file.json: bench" + "device" reads
+// "file.json: bench.device".
+std::string join(const std::string& path, const std::string& key) {
+  return !path.empty() && path.back() == ':' ? path + " " + key : path + "." + key;
+}
+
 const nlohmann::json& field(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  if (!j.is_object() || !j.contains(key)) throw Error(path + "." + key + ": missing");
+  if (!j.is_object() || !j.contains(key)) throw Error(join(path, key) + ": missing");
   return j.at(key);
 }
 
 double number(const nlohmann::json& j, const std::string& key, const std::string& path) {
   const auto& v = field(j, key, path);
-  if (!v.is_number()) throw Error(path + "." + key + ": expected a number");
+  if (!v.is_number()) throw Error(join(path, key) + ": expected a number");
   return v.get<double>();
 }
 
@@ -77,19 +83,19 @@ nlohmann::json to_json(const BenchResult& b) {
 BenchResult bench_from_json(const nlohmann::json& j, const std::string& origin) {
   BenchResult b;
   const auto& d = field(j, "device", origin);
-  b.device.index = static_cast<int>(number(d, "index", origin + ".device"));
-  if (!field(d, "name", origin + ".device").is_string()) throw Error(origin + ".device.name: expected a string");
+  b.device.index = static_cast<int>(number(d, "index", join(origin, "device")));
+  if (!field(d, "name", join(origin, "device")).is_string()) throw Error(join(origin, "device.name") + ": expected a string");
   b.device.name = d["name"].get<std::string>();
-  const auto& cc = field(d, "compute_capability", origin + ".device");
+  const auto& cc = field(d, "compute_capability", join(origin, "device"));
   if (!cc.is_string() || std::sscanf(cc.get<std::string>().c_str(), "%d.%d", &b.device.cc_major, &b.device.cc_minor) != 2)
-    throw Error(origin + ".device.compute_capability: expected \"major.minor\"");
-  b.device.multiprocessors = static_cast<int>(number(d, "multiprocessors", origin + ".device"));
-  b.copy = points_from(field(j, "copy", origin), origin + ".copy");
-  b.copy_kernel = points_from(field(j, "copy_kernel", origin), origin + ".copy_kernel");
+    throw Error(join(origin, "device.compute_capability") + ": expected \"major.minor\"");
+  b.device.multiprocessors = static_cast<int>(number(d, "multiprocessors", join(origin, "device")));
+  b.copy = points_from(field(j, "copy", origin), join(origin, "copy"));
+  b.copy_kernel = points_from(field(j, "copy_kernel", origin), join(origin, "copy_kernel"));
   const auto& rc = field(j, "reduce_copy", origin);
-  if (!rc.is_array()) throw Error(origin + ".reduce_copy: expected an array");
+  if (!rc.is_array()) throw Error(join(origin, "reduce_copy") + ": expected an array");
   for (std::size_t i = 0; i < rc.size(); ++i) {
-    const std::string p = origin + ".reduce_copy[" + std::to_string(i) + "]";
+    const std::string p = join(origin, "reduce_copy[" + std::to_string(i) + "]");
     ReduceCopyBench r;
     if (!field(rc[i], "type", p).is_string()) throw Error(p + ".type: expected a data type name");
     r.type = parse_data_type(rc[i]["type"].get<std::string>());
@@ -100,9 +106,9 @@ BenchResult bench_from_json(const nlohmann::json& j, const std::string& origin) 
   b.event_us = number(j, "event_us", origin);
   b.step_us = number(j, "step_us", origin);
   if (j.contains("peers")) {
-    if (!j["peers"].is_array()) throw Error(origin + ".peers: expected an array");
+    if (!j["peers"].is_array()) throw Error(join(origin, "peers") + ": expected an array");
     for (std::size_t i = 0; i < j["peers"].size(); ++i) {
-      const std::string p = origin + ".peers[" + std::to_string(i) + "]";
+      const std::string p = join(origin, "peers[" + std::to_string(i) + "]");
       const auto& e = j["peers"][i];
       PeerBench pb;
       pb.from = static_cast<int>(number(e, "from", p));
@@ -166,7 +172,7 @@ BenchResult read_bench_file(const std::string& path) {
     throw Error(path + ": not JSON: " + e.what());
   }
   if (j.is_object() && j.contains("bench")) return bench_from_json(j["bench"], path + ": bench");
-  return bench_from_json(j, path);
+  return bench_from_json(j, path + ":");
 }
 
 }  // namespace ccsim::kernels::gpu

@@ -46,13 +46,17 @@ fi
 # --- build --------------------------------------------------------------------------------------
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 [ -n "$arch" ] || arch=90
-nvidia-smi -L 2>&1 | tee -a "$summary"
+if command -v nvidia-smi >/dev/null; then nvidia-smi -L 2>&1 | tee -a "$summary"; else say "nvidia-smi not found"; fi
 configure() {
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCSIM_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     "${cmake_extra[@]}" "$@" >>"$out/build.log" 2>&1
 }
 simgrid=1
-if ! configure -DCCSIM_WITH_SIMGRID=ON; then
+if [ "${CCSIM_GPU_SIMGRID:-ON}" = OFF ]; then
+  say "CCSIM_GPU_SIMGRID=OFF: building without SimGrid; validate is skipped"
+  simgrid=0
+  configure -DCCSIM_WITH_SIMGRID=OFF || { say "FAILED: configure (see build.log)"; exit 1; }
+elif ! configure -DCCSIM_WITH_SIMGRID=ON; then
   say "configure with SimGrid failed (see build.log): building without it; validate is skipped"
   simgrid=0
   rm -rf "$build"
