@@ -81,16 +81,12 @@ const std::byte* RankMemory::base(BufferId buffer) const {
 }
 
 std::uint64_t execution_memory_bytes(const Schedule& schedule, bool in_place) {
-  const auto& spec = schedule.spec;
-  const std::uint64_t e = element_bytes(spec.type);
   std::uint64_t total = 0;
-  for (int r = 0; r < spec.nranks; ++r) {
-    const std::uint64_t in = spec.input_count(r), out = spec.output_count(r);
-    total += (in_place ? std::max(spec.in_place_input_offset(r) + in, spec.in_place_output_offset(r) + out)
-                       : in + out) * e;
-    total += schedule.scratch_count * e;
+  for (int ep = 0; ep < schedule.endpoint_count(); ++ep) {
+    const MemoryLayout l = MemoryLayout::of(schedule, ep, in_place);
+    total += l.main_bytes + l.output_bytes + l.scratch_bytes;
   }
-  return total + schedule.switches.size() * schedule.scratch_count * e;
+  return total;
 }
 
 void fill_inputs(const Schedule& schedule, std::vector<RankMemory>& memory, std::uint64_t seed) {

@@ -8,6 +8,8 @@
 #include "ccsim/gpu_run.hpp"
 #include "kernels/bench_model.hpp"
 #include "sim/error.hpp"
+#include "sim/platform.hpp"
+#include "sim/trace.hpp"
 
 namespace ccsim::cli {
 
@@ -82,7 +84,11 @@ int run_bench(const kernels::gpu::BenchOptions& options, const std::string& out,
   return 0;
 }
 
-int run_gpu(const GpuSweepArgs& args, const std::string& json_file) {
+struct RunOutputs {
+  std::string json, timeline, trace;
+};
+
+int run_gpu(const GpuSweepArgs& args, const RunOutputs& files) {
   const GpuSweep sweep = run_gpu_sweep(args);
   print_table(std::cout, perf_report(sweep));
   bool graph = !sweep.sizes.empty();
@@ -93,7 +99,23 @@ int run_gpu(const GpuSweepArgs& args, const std::string& json_file) {
   }
   std::cout << (graph ? "# steps issued as one CUDA graph per run\n"
                       : "# steps issued stream by stream" + (problem.empty() ? std::string() : " (graph capture failed: " + problem + ")") + "\n");
-  if (!json_file.empty()) write_json(json_file, to_json(sweep));
+  if (!files.json.empty()) write_json(files.json, to_json(sweep));
+  if (!files.timeline.empty()) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& g : sweep.sizes)
+      all.push_back({{"size_bytes", g.size}, {"type", sweep.args.type}, {"op", sweep.args.op}, {"timeline", g.out_of_place.timeline}});
+    write_json(files.timeline, all);
+  }
+  if (!files.trace.empty() && !sweep.sizes.empty()) {
+    // The largest size, on the virtual-rank platform (its links name the ranks' traffic).
+    const GpuSize& g = sweep.sizes.back();
+    const Schedule schedule = sweep_schedule(sweep, g.spec);
+    const topo::Topology platform = virtual_platform(sweep.args.ranks, 1e11);
+    TraceOptions options;
+    options.title = "ccsim gpu run " + sweep.args.collective + " " + format_bytes(g.size) + " on " + sweep.device_name;
+    write_json(files.trace, chrome_trace(schedule, g.out_of_place.timeline,
+                                         PlatformPlan::build(schedule, platform, Model::builtin(sweep.arch)), options));
+  }
   std::uint64_t wrong = 0;
   for (const auto& g : sweep.sizes) wrong += g.out_of_place.check.wrong + g.in_place.check.wrong;
   if (wrong > 0) std::cerr << "ccsim: error: " << wrong << " wrong elements\n";
@@ -121,10 +143,12 @@ Runner add_gpu(CLI::App& app) {
   bench->add_option("--json", *bench_raw, "Write the raw measurements as JSON");
 
   auto run_args = std::make_shared<GpuSweepArgs>();
-  auto run_json = std::make_shared<std::string>();
+  auto run_files = std::make_shared<RunOutputs>();
   auto* run = gpu->add_subcommand("run", "Execute a collective's schedule on the GPUs; prints the nccl-tests table");
   add_gpu_sweep_options(*run, *run_args);
-  run->add_option("--json", *run_json, "Write the measured sweep (per-size times and step timings) for validate --measured");
+  run->add_option("--json", run_files->json, "Write the measured sweep (per-size times and step timings) for validate --measured");
+  run->add_option("--timeline", run_files->timeline, "Write each size's measured Timeline (the simulator's --timeline form)");
+  run->add_option("--trace", run_files->trace, "Write a Chrome trace of the largest size's measured steps");
 
   return [=] {
     if (info->parsed()) return run_info(*json_info);
@@ -132,7 +156,7 @@ Runner add_gpu(CLI::App& app) {
       bench_options->max_bytes = parse_bytes(*max_bytes);
       return run_bench(*bench_options, *bench_out, *bench_raw);
     }
-    return run_gpu(*run_args, *run_json);
+    return run_gpu(*run_args, *run_files);
   };
 }
 

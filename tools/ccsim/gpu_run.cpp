@@ -7,6 +7,7 @@
 #include "sim/error.hpp"
 #include "sim/model.hpp"
 #include "sim/text_file.hpp"
+#include "sim/topology/presets.hpp"
 
 namespace ccsim::cli {
 
@@ -142,6 +143,17 @@ PerfReport perf_report(const GpuSweep& sweep) {
     report.rows.push_back(row);
   }
   return report;
+}
+
+topo::Topology virtual_platform(int ranks, double port_bytes_per_s) {
+  topo::PresetOptions o;
+  o.gpus = ranks;
+  topo::Topology t = topo::make_preset("nvswitch-flat", o);
+  double port = 0;
+  for (const auto& l : t.links())
+    if (l.a == t.gpu(0) || l.b == t.gpu(0)) port += l.bandwidth_bytes_per_s;
+  t.scale_links(topo::LinkKind::nvlink, port_bytes_per_s / port);
+  return t;
 }
 
 nlohmann::json to_json(const GpuSweep& s) {

@@ -11,6 +11,7 @@
 #include "kernels/gpu.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/report.hpp"
+#include "sim/topology/topology.hpp"
 
 namespace ccsim::cli {
 
@@ -51,6 +52,10 @@ Schedule sweep_schedule(const GpuSweep& sweep, const CollectiveSpec& spec);
 // Runs every size on the GPUs; prints progress on stderr when it is a terminal.
 GpuSweep run_gpu_sweep(const GpuSweepArgs& args);
 PerfReport perf_report(const GpuSweep& sweep);
+
+// N ranks that stand for the virtual ranks of one GPU: N GPUs on one non-blocking switch, each port
+// `port_bytes_per_s` per direction (validate's platform; also the link names of a measured trace).
+topo::Topology virtual_platform(int ranks, double port_bytes_per_s);
 
 nlohmann::json to_json(const GpuSweep& sweep);
 // Reads a sweep written by `ccsim gpu run --json`; errors name the file and JSON path.

@@ -44,18 +44,6 @@ std::string percent(double x) {
   return s.str();
 }
 
-// The platform of N virtual ranks on one GPU (see the file comment).
-topo::Topology virtual_platform(int ranks, double port_bytes_per_s) {
-  topo::PresetOptions o;
-  o.gpus = ranks;
-  topo::Topology t = topo::make_preset("nvswitch-flat", o);
-  double port = 0;
-  for (const auto& l : t.links())
-    if (l.a == t.gpu(0) || l.b == t.gpu(0)) port += l.bandwidth_bytes_per_s;
-  t.scale_links(topo::LinkKind::nvlink, port_bytes_per_s / port);
-  return t;
-}
-
 Model virtual_model(const kernels::gpu::BenchResult& bench, int ranks) {
   Model m = Model::from_json(kernels::gpu::model_from_bench(bench), "gpu bench");
   const std::string why = "validate: " + std::to_string(ranks) + " virtual ranks share one GPU";
