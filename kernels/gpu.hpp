@@ -113,7 +113,8 @@ struct BenchResult {
   std::vector<ReduceCopyBench> reduce_copy;  // 2 sources, 1 destination, sum
   double launch_us = 0;         // one empty kernel, back to back in a stream, per launch
   double event_us = 0;          // an event recorded on one stream and waited on by another
-  double step_us = 0;           // one dependent small step of the executor (launch + event hand-off)
+  double step_us = 0;           // one dependent small step of the executor (kernel + event hand-off to
+                                // another stream), timed inside a CUDA graph as the executor runs
   std::vector<PeerBench> peers;
 };
 struct BenchOptions {

@@ -14,6 +14,10 @@ namespace ccsim {
 struct EngineOptions {
   bool record_steps = false;    // fill Timeline::steps (memory grows with the step count)
   bool charge_compute = true;   // cost reduce and copy steps by HBM traffic
+  // A recv's kernel runs after its data has arrived instead of while it arrives, and a plain recv
+  // copies out of a staging slot: the CUDA executor's steps (a send's copy into the receiver's
+  // slot, then the recv's reduce-copy out of it), which `ccsim validate` simulates.
+  bool staged_receives = false;
 };
 
 struct SimulationResult {

@@ -120,6 +120,17 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
           if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
           if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
         }
+        if (ctx.options.staged_receives) {
+          for (auto& comm : comms) comm->wait();
+          double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
+          for (std::uint32_t k = i; k <= last; ++k)
+            kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
+          if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
+          if (record)
+            for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
+          i = last;
+          break;
+        }
         // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
         // result) while the data arrives: the two overlap and the slower one decides.
         sg4::ExecPtr exec;

@@ -6,7 +6,8 @@
 // GPU on one non-blocking switch whose port carries 1/N of the measured copy-kernel rate (a ring
 // step has all N ranks copying at once), and whose reduce kernels get 1/N of the measured
 // reduce-copy rate. Protocol efficiency is already in the measured rates (efficiency 1, no channel
-// cap), latencies are the bench's launch and dependent-step figures.
+// cap), latencies are the bench's launch and dependent-step figures. The engine runs each recv's
+// kernel after its data arrived, as the executor does (EngineOptions::staged_receives).
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -84,6 +85,7 @@ int run_validate(const ValidateArgs& a) {
     const Schedule schedule = sweep_schedule(sweep, g.spec);
     EngineOptions engine;
     engine.record_steps = true;
+    engine.staged_receives = true;  // the executor's recv kernel follows its data; a plain recv copies
     const SimulationResult sim = simulate(schedule, platform, model, engine);
     const double measured = g.out_of_place.time_s, simulated = sim.timeline.total_s();
     const double err = simulated / measured - 1;
