@@ -11,6 +11,7 @@ packages=(
   doctest-dev              # unit tests
   libcli11-dev             # command line
   libpugixml-dev           # NCCL topology XML import
+  libceres-dev             # ccsim calibrate: robust least squares and covariance (Ceres)
   libgoogle-perftools-dev  # tcmalloc: SimGrid allocates per simulated message
   python3-matplotlib       # plots of `ccsim run --plot` (tools/plot.py); optional at run time
 )

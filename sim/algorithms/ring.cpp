@@ -89,9 +89,12 @@ void all_gather_stream(const CollectiveSpec& spec, const RingView& ring, const s
   const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
   for (const auto& loop : loops) {
     auto out = [&](int k) { return block_piece(BufferId::output, loop, ring.at(k), block); };
-    w.copy(piece(BufferId::input, loop, 0, block), out(pos));
+    const Region own = piece(BufferId::input, loop, 0, block);
+    // NCCL sends its own block and writes it to its output in one pass (copySend): the local copy
+    // follows the send instead of holding it up.
+    if (n > 1) w.send(ring.next(), own);
+    w.copy(own, out(pos));
     if (n == 1) continue;
-    w.send(ring.next(), out(pos));
     for (int j = 1; j < n - 1; ++j) {
       w.recv(ring.prev(), out(pos - j));
       w.send(ring.next(), out(pos - j));
@@ -108,8 +111,9 @@ void broadcast_stream(const CollectiveSpec& spec, const RingView& chain, const s
     const Region in = piece(BufferId::input, loop, 0, spec.count);
     const Region out = piece(BufferId::output, loop, 0, spec.count);
     if (pos == 0) {
-      w.copy(in, out);
+      // The root sends and writes its output in one pass (copySend): the copy does not delay the send.
       if (n > 1) w.send(chain.next(), in);
+      w.copy(in, out);
     } else {
       w.recv(chain.prev(), out);
       if (pos < n - 1) w.send(chain.next(), out);

@@ -12,6 +12,7 @@
 
 #include "ccsim/commands.hpp"
 #include "ccsim/measure.hpp"
+#include "ccsim/measured_logs.hpp"
 #include "ccsim/planner.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/error.hpp"
@@ -20,18 +21,6 @@
 namespace ccsim::cli {
 
 namespace {
-
-struct Case {
-  std::string log;  // path
-  TopologyArgs topology;
-  std::string system_class;  // e.g. "8-GPU NVSwitch H100"
-  std::string set = "fit";   // fit | holdout: logs kept aside while the model's parameters were chosen
-  bool healthy = true;
-  bool slow = false;  // minutes per size (e.g. 72-GPU NVLS): skipped by a plain --map run
-  std::string algorithm = "auto";  // what the run forced (NCCL_ALGO / NCCL_PROTO), as its log states
-  std::string protocol = "auto";
-  std::string note;
-};
 
 struct AccuracyArgs {
   TopologyArgs topology;
@@ -63,7 +52,7 @@ struct RowResult {
 };
 
 struct LogResult {
-  Case c;
+  LogCase c;
   std::string collective;
   int ranks = 0;
   std::string topology, model;
@@ -98,130 +87,39 @@ std::string stats_text(const Stats& s) {
   return buf;
 }
 
-std::filesystem::path resolve_relative(const std::filesystem::path& base_file, const std::string& p) {
-  const std::filesystem::path path(p);
-  return path.is_absolute() ? path : base_file.parent_path() / path;
-}
-
-std::vector<Case> read_map(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(file + ": cannot open file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file + ": not JSON: " + e.what());
-  }
-  auto path = [](const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; };
-  auto need = [&](const nlohmann::json& o, const std::string& key, const std::string& where, auto type_check,
-                  const char* expected) -> const nlohmann::json& {
-    if (!o.contains(key)) throw Error(file + ": " + path(where, key) + ": missing (expected " + expected + ")");
-    if (!type_check(o[key])) throw Error(file + ": " + path(where, key) + ": expected " + expected);
-    return o[key];
-  };
-  const auto is_string = [](const nlohmann::json& v) { return v.is_string(); };
-  auto optional_string = [&](const nlohmann::json& o, const std::string& key, const std::string& where,
-                             const char* expected) -> std::optional<std::string> {
-    if (!o.contains(key)) return std::nullopt;
-    return need(o, key, where, is_string, expected).get<std::string>();
-  };
-  const auto is_array = [](const nlohmann::json& v) { return v.is_array(); };
-  const auto is_int = [](const nlohmann::json& v) { return v.is_number_integer(); };
-  const auto is_bool = [](const nlohmann::json& v) { return v.is_boolean(); };
-  const std::filesystem::path base(file);
-  const std::string logs_dir = need(j, "logs_dir", "", is_string, "a directory, relative to this file").get<std::string>();
-  std::vector<Case> cases;
-  const auto& entries = need(j, "logs", "", is_array, "an array of log entries");
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const auto& e = entries[i];
-    const std::string where = "logs[" + std::to_string(i) + "]";
-    Case c;
-    c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
-    c.topology.name = need(e, "topo", where, is_string, "a preset or topology file").get<std::string>();
-    c.system_class = need(e, "class", where, is_string, "a system class").get<std::string>();
-    if (e.contains("nodes")) c.topology.preset.nodes = need(e, "nodes", where, is_int, "an integer").get<int>();
-    if (e.contains("gpus_per_node"))
-      c.topology.gpus_per_node = need(e, "gpus_per_node", where, is_int, "an integer").get<int>();
-    if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
-    if (auto set = optional_string(e, "set", where, "\"fit\" or \"holdout\"")) {
-      c.set = *set;
-      if (c.set != "fit" && c.set != "holdout") throw Error(file + ": " + where + ".set: expected \"fit\" or \"holdout\"");
-    }
-    if (e.contains("healthy")) c.healthy = need(e, "healthy", where, is_bool, "true or false").get<bool>();
-    if (e.contains("slow")) c.slow = need(e, "slow", where, is_bool, "true or false").get<bool>();
-    if (auto algo = optional_string(e, "algo", where, "an algorithm name, as NCCL_ALGO set it")) c.algorithm = *algo;
-    if (auto proto = optional_string(e, "proto", where, "a protocol, as NCCL_PROTO set it")) c.protocol = *proto;
-    if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
-// Measured time of a row, from the chosen column; summary tables carry only busbw.
-std::optional<double> measured_time_us(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks) {
-  const auto& point = column == "in-place" ? row.in_place : row.out_of_place;
-  const auto& other = column == "in-place" ? row.out_of_place : row.in_place;
-  const auto& p = point ? point : other;  // a log with one column: use it
-  if (!p) return std::nullopt;
-  if (p->has_time && p->time_us > 0) return p->time_us;
-  const double algbw = p->busbw_gbps / bus_bandwidth_factor(kind, ranks);
-  if (algbw <= 0) return std::nullopt;
-  return static_cast<double>(row.size) / (algbw * 1e3);
-}
-
-LogResult run_case(const Case& c, const AccuracyArgs& a, bool progress) {
-  const NcclLog log = read_nccl_log(c.log);
-  for (const auto& p : log.problems)
-    std::cerr << "ccsim: warning: " << c.log << ":" << p.line << ": " << p.why << ": " << p.text << "\n";
-  if (!log.collective) throw Error(c.log + ": cannot tell which collective it measured");
-  const topo::Topology topology = build_topology(c.topology);
-  const int gpus = static_cast<int>(topology.gpu_count());
-  const int ranks = log.ranks.value_or(gpus);
-  if (ranks > gpus || (ranks < gpus && topology.gpus_per_node() < gpus))
-    throw Error(c.log + ": the log has " + std::to_string(ranks) + " ranks; topology " + topology.name() + " has " +
-                std::to_string(gpus) + " GPUs (set --nodes / --gpus-per-node to match)");
+LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
+  const PreparedLog prepared = prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size));
+  const topo::Topology& topology = prepared.topology;
+  const int ranks = prepared.ranks;
   const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
   Selection selection;
   selection.mode = a.select;
   selection.algorithm = c.algorithm;
   selection.protocol = c.protocol;
   const Planner planner(topology, model, ranks, selection);
-  const Bytes min_size = parse_bytes(a.min_size), max_size = parse_bytes(a.max_size);
 
   LogResult out;
   out.c = c;
-  out.collective = std::string(to_string(*log.collective));
+  out.collective = std::string(to_string(*prepared.log.collective));
   out.ranks = ranks;
   out.topology = topology.name();
   out.model = model.name();
   std::size_t done = 0;
-  for (const auto& row : log.rows) {
+  for (const auto& call : prepared.calls) {
     ++done;
-    if (row.size == 0 || row.size < min_size || row.size > max_size) continue;
-    const auto measured = measured_time_us(row, a.column, *log.collective, ranks);
-    if (!measured) continue;
-    CollectiveSpec spec;
-    spec.kind = *log.collective;
-    spec.type = parse_data_type(row.type.empty() ? "float" : row.type);
-    spec.op = is_reduction(spec.kind) && !row.redop.empty() && row.redop != "none" ? parse_reduce_op(row.redop) : ReduceOp::sum;
-    spec.root = std::max(0, row.root.value_or(0));
-    spec.nranks = ranks;
-    // nccl-tests' size is what ccsim's count means (per rank, or the total for the block
-    // collectives); the old layout printed per-rank counts even for those, so trust the size.
-    spec.count = count_for_size(spec.kind, spec.type, row.size, ranks);
-    if (spec.count == 0) continue;
+    const CollectiveSpec& spec = call.spec;
     if (progress)
-      std::cerr << "\r" << std::filesystem::path(c.log).filename().string() << " [" << done << "/" << log.rows.size()
-                << "] " << format_bytes(row.size) << "      " << std::flush;
+      std::cerr << "\r" << std::filesystem::path(c.log).filename().string() << " [" << done << "/" << prepared.calls.size()
+                << "] " << format_bytes(call.size) << "      " << std::flush;
     std::vector<PointOptions> candidates = planner.candidates(spec);
     for (auto& p : candidates) p.check_limit_bytes = parse_bytes(a.check_limit);
     const Point p = measure_best(spec, topology, model, candidates);
     if (p.row.out_of_place.wrong && *p.row.out_of_place.wrong > 0)
-      throw Error(c.log + ": the simulated schedule computes wrong data at " + format_bytes(row.size) + " (" +
+      throw Error(c.log + ": the simulated schedule computes wrong data at " + format_bytes(call.size) + " (" +
                   p.row.algorithm + ")");
     RowResult r;
-    r.size = spec.size_bytes();
-    r.measured_us = *measured;
+    r.size = call.size;
+    r.measured_us = call.measured_us;
     r.simulated_us = p.row.out_of_place.time_us;
     const double factor = bus_bandwidth_factor(spec.kind, ranks);
     r.measured_busbw = static_cast<double>(r.size) / (r.measured_us * 1e3) * factor;
@@ -282,7 +180,7 @@ int run_accuracy(const AccuracyArgs& a) {
     throw Error("--column must be out-of-place or in-place, not \"" + a.column + "\"");
   if (!a.baseline.empty() && a.baseline != "nccl-model")
     throw Error("unknown baseline \"" + a.baseline + "\" (expected nccl-model)");
-  std::vector<Case> cases;
+  std::vector<LogCase> cases;
   if (!a.map_file.empty()) {
     for (auto& c : read_map(a.map_file))
       if ((a.all || c.healthy) && (a.all || !a.only.empty() || !c.slow) &&
@@ -290,7 +188,7 @@ int run_accuracy(const AccuracyArgs& a) {
         cases.push_back(c);
   }
   for (const auto& log : a.logs) {
-    Case c;
+    LogCase c;
     c.log = log;
     c.topology = a.topology;
     c.system_class = a.topology.name;

@@ -15,6 +15,7 @@ Runner add_verify(CLI::App& app);
 Runner add_listings(CLI::App& app);
 Runner add_accuracy(CLI::App& app);
 Runner add_gpu(CLI::App& app);       // gpu info | bench | run (CUDA backend)
-Runner add_validate(CLI::App& app);  // GPU-measured vs simulated  // topo list, algos, model
+Runner add_validate(CLI::App& app);  // GPU-measured vs simulated
+Runner add_calibrate(CLI::App& app);  // topo list, algos, model
 
 }  // namespace ccsim::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   auto accuracy = ccsim::cli::add_accuracy(app);
   auto gpu = ccsim::cli::add_gpu(app);
   auto validate = ccsim::cli::add_validate(app);
+  auto calibrate = ccsim::cli::add_calibrate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("accuracy")) return accuracy();
     if (app.got_subcommand("gpu")) return gpu();
     if (app.got_subcommand("validate")) return validate();
+    if (app.got_subcommand("calibrate")) return calibrate();
     return listings();
   } catch (const ccsim::Error& e) {
     std::cerr << "ccsim: error: " << e.what() << "\n";

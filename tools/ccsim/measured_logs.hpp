@@ -1,0 +1,50 @@
+#pragma once
+// Measured nccl-tests logs as ccsim simulates them: which machine each describes (the map file),
+// and each row turned into the collective call it timed. Shared by `accuracy` and `calibrate`.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccsim/planner.hpp"
+#include "ccsim/topology_args.hpp"
+#include "sim/nccl_log.hpp"
+#include "sim/topology/topology.hpp"
+
+namespace ccsim::cli {
+
+struct LogCase {
+  std::string log;  // path
+  TopologyArgs topology;
+  std::string system_class;  // e.g. "8-GPU NVSwitch H100"
+  std::string set = "fit";   // fit | holdout: logs kept aside while the model's parameters were chosen
+  bool healthy = true;
+  bool slow = false;  // minutes per size (e.g. 72-GPU NVLS): skipped by a plain --map run
+  std::string algorithm = "auto";  // what the run forced (NCCL_ALGO / NCCL_PROTO), as its log states
+  std::string protocol = "auto";
+  std::string note;
+};
+
+// Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
+std::vector<LogCase> read_map(const std::string& file);
+
+// Measured time of a row, from the chosen column; summary tables carry only busbw.
+std::optional<double> measured_time_us(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks);
+
+struct MeasuredCall {
+  CollectiveSpec spec;
+  Bytes size = 0;
+  double measured_us = 0;
+};
+
+// A log read and matched to its machine: problem lines are printed as warnings; a log whose rank
+// count the topology cannot hold is an error.
+struct PreparedLog {
+  LogCase c;
+  NcclLog log;
+  topo::Topology topology;
+  int ranks = 0;
+  std::vector<MeasuredCall> calls;  // rows inside [min_size, max_size] with a time
+};
+PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size);
+
+}  // namespace ccsim::cli
