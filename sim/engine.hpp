@@ -18,9 +18,6 @@ struct EngineOptions {
   // copies out of a staging slot: the CUDA executor's steps (a send's copy into the receiver's
   // slot, then the recv's reduce-copy out of it), which `ccsim validate` simulates.
   bool staged_receives = false;
-  // Data flows into the receiver's FIFO before its recv is posted (SimGrid permanent receivers),
-  // as NCCL's pre-allocated buffers allow; off: rendezvous, a send waits for the recv.
-  bool eager_receives = false;
 };
 
 struct SimulationResult {

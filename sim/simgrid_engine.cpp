@@ -234,14 +234,8 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
 
   for (std::uint32_t s = 0; s < schedule.streams.size(); ++s) {
     const Stream& stream = schedule.streams[s];
-    sg4::ActorPtr actor =
-        sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),
-                           ctx.hosts[static_cast<std::size_t>(stream.rank)], [&ctx, s] { run_stream(ctx, s); });
-    // A receiver's FIFO slots are there before it asks for the data (NCCL's recv buffers): a send
-    // flows as soon as it starts instead of waiting for the recv to be posted.
-    if (options.eager_receives)
-      for (const Step& step : stream.steps)
-        if (step.kind == StepKind::recv) ctx.mailbox(step.peer, stream.rank, step.tag)->set_receiver(actor);
+    sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),
+                       ctx.hosts[static_cast<std::size_t>(stream.rank)], [&ctx, s] { run_stream(ctx, s); });
   }
   engine.run();
   if (ctx.finished_streams != schedule.streams.size())

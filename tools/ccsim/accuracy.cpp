@@ -39,6 +39,7 @@ struct AccuracyArgs {
   bool all = false;
   bool quiet = false;
   std::string json_file;
+  std::string calibrated;  // a model from `ccsim calibrate`: also score it, before vs after
 };
 
 struct RowResult {
@@ -248,6 +249,27 @@ int run_accuracy(const AccuracyArgs& a) {
     std::cout << ">= 64 MiB: " << large.text(baseline) << "\n";
   }
   std::cout << "overall: " << overall.text(baseline) << "\n";
+  if (!a.calibrated.empty()) {
+    // The same rows under the calibrated model: the error before and after calibration.
+    AccuracyArgs after = a;
+    after.model_file = a.calibrated;
+    Tally total, total_large;
+    std::cout << "\n# after calibration (--model " << a.calibrated << "): before -> after\n";
+    for (const auto& c : cases) {
+      const LogResult before_rows = run_case(c, a, progress), after_rows = run_case(c, after, progress);
+      Tally tb, ta;
+      for (const auto& x : before_rows.rows) tb.add(x);
+      for (const auto& x : after_rows.rows) {
+        ta.add(x);
+        total.add(x);
+        if (x.size >= kLarge) total_large.add(x);
+      }
+      std::cout << std::filesystem::path(c.log).filename().string() << ": " << stats_text(stats(tb.sim)) << "  ->  "
+                << stats_text(stats(ta.sim)) << "\n";
+    }
+    std::cout << "overall before: " << stats_text(stats(overall.sim)) << "\noverall after:  " << stats_text(stats(total.sim))
+              << "\n";
+  }
   if (!a.json_file.empty()) {
     std::ofstream out(a.json_file);
     if (!out) throw Error(a.json_file + ": cannot open for writing");
@@ -287,6 +309,8 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");
   cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
+  cmd->add_option("--calibrated", args->calibrated,
+                  "A model from `ccsim calibrate`: also print each log's error under it (before -> after)");
   return [args] { return run_accuracy(*args); };
 }
 
