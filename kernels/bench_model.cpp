@@ -165,12 +165,7 @@ nlohmann::json model_from_bench(const BenchResult& b) {
 }
 
 BenchResult read_bench_file(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_text_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + ": not JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path);
   if (j.is_object() && j.contains("bench")) return bench_from_json(j["bench"], path + ": bench");
   return bench_from_json(j, path + ":");
 }

@@ -127,6 +127,17 @@ template <typename T> void apply_step(const Schedule& schedule, const Step& step
 
 }  // namespace
 
+void throw_deadlock(const Schedule& schedule, const std::vector<std::size_t>& pc) {
+  for (std::size_t si = 0; si < schedule.streams.size(); ++si)
+    if (pc[si] < schedule.streams[si].steps.size()) {
+      const Stream& s = schedule.streams[si];
+      throw Error("schedule " + schedule.algorithm + " deadlocks: rank " + std::to_string(s.rank) + " channel " +
+                  std::to_string(s.channel) + " waits at step " + std::to_string(pc[si]) + " for rank " +
+                  std::to_string(s.steps[pc[si]].peer));
+    }
+  throw Error("schedule " + schedule.algorithm + " deadlocks");
+}
+
 void execute(const Schedule& schedule, std::vector<RankMemory>& memory) {
   const std::size_t e = elem(schedule);
   std::map<MessageKey, std::deque<std::vector<std::byte>>> in_flight;
@@ -161,15 +172,7 @@ void execute(const Schedule& schedule, std::vector<RankMemory>& memory) {
         if (pc[si] == stream.steps.size()) ++done;
       }
     }
-    if (!progress) {
-      for (std::size_t si = 0; si < schedule.streams.size(); ++si)
-        if (pc[si] < schedule.streams[si].steps.size()) {
-          const Stream& s = schedule.streams[si];
-          throw Error("schedule " + schedule.algorithm + " deadlocks: rank " + std::to_string(s.rank) + " channel " +
-                      std::to_string(s.channel) + " waits at step " + std::to_string(pc[si]) + " for rank " +
-                      std::to_string(s.steps[pc[si]].peer));
-        }
-    }
+    if (!progress) throw_deadlock(schedule, pc);
   }
 }
 

@@ -49,6 +49,10 @@ class RankMemory {
 // overflow the type (products of odd integers, sums of values in [-1, 1], ...).
 void fill_inputs(const Schedule& schedule, std::vector<RankMemory>& memory, std::uint64_t seed);
 
+// The Error for a schedule whose streams are all stuck: the first waiting stream, its step and peer.
+// pc[s] is the next step of stream s.
+[[noreturn]] void throw_deadlock(const Schedule& schedule, const std::vector<std::size_t>& pc);
+
 // Executes the schedule's steps. Sends are buffered; a recv waits for its matching send. Throws
 // Error on a deadlock or a tag/size mismatch.
 void execute(const Schedule& schedule, std::vector<RankMemory>& memory);

@@ -57,14 +57,7 @@ DevicePlan plan_for_device(const Schedule& schedule) {
         progress = true;
       }
     }
-    if (!progress)
-      for (std::size_t si = 0; si < schedule.streams.size(); ++si)
-        if (pc[si] < schedule.streams[si].steps.size()) {
-          const Stream& s = schedule.streams[si];
-          throw Error("schedule " + schedule.algorithm + " deadlocks: rank " + std::to_string(s.rank) + " channel " +
-                      std::to_string(s.channel) + " waits at step " + std::to_string(pc[si]) + " for rank " +
-                      std::to_string(s.steps[pc[si]].peer));
-        }
+    if (!progress) throw_deadlock(schedule, pc);
   }
   for (const auto& [key, queue] : pending)
     if (!queue.empty())

@@ -48,13 +48,6 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
 }
 
 namespace {
-nlohmann::json parse_json(const std::string& text, const std::string& origin) {
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(origin + ": invalid JSON: " + e.what());
-  }
-}
 
 const ParameterSpec* find_spec(const std::string& name) {
   for (const auto& s : model_parameter_specs())

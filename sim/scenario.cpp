@@ -316,12 +316,7 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const std:
 }
 
 Scenario load_scenario(const std::string& path) {
-  json j;
-  try {
-    j = json::parse(read_text_file(path));
-  } catch (const json::parse_error& e) {
-    throw Error(path + ": invalid JSON: " + e.what());
-  }
+  const json j = read_json_file(path);
   return scenario_from_json(j, path, std::filesystem::path(path).parent_path().string());
 }
 

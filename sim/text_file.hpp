@@ -3,9 +3,14 @@
 // error message every command gives for a file it cannot open.
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace ccsim {
 
 // The file's bytes; Error "<path>: cannot open file" when it cannot be read.
 std::string read_text_file(const std::string& path);
+// The file parsed as JSON; Error "<origin>: invalid JSON: ..." when it is not (origin: the path).
+nlohmann::json parse_json(const std::string& text, const std::string& origin);
+nlohmann::json read_json_file(const std::string& path);
 
 }  // namespace ccsim

@@ -103,12 +103,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
 }
 
 Topology load_topology_file(const std::string& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return topology_from_json(nlohmann::json::parse(text), path);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + ": invalid JSON: " + e.what());
-  }
+  return topology_from_json(read_json_file(path), path);
 }
 
 Topology resolve_topology(const std::string& name, const PresetOptions& options) {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/summary.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
 #include "ccsim/planner.hpp"
@@ -156,18 +157,6 @@ class Evaluator {
   bool progress_ = false;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string pct(double x) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(1) << 100 * x << "%";
-  return s.str();
-}
 
 // accuracy's error: measured / simulated time - 1 (simulated busbw over measured busbw, minus 1).
 struct ErrorSummary {
@@ -377,13 +366,13 @@ int run_calibrate(const CalibrateArgs& a) {
       std::cout << "\n";
     }
   }
-  std::cout << "# error (median |measured/simulated - 1|): fitted sizes " << pct(e.fit_before) << " -> "
-            << pct(e.fit_after) << " (n=" << e.fit_n << ")";
+  std::cout << "# error (median |measured/simulated - 1|): fitted sizes " << percent(e.fit_before) << " -> "
+            << percent(e.fit_after) << " (n=" << e.fit_n << ")";
   if (e.holdout_n)
-    std::cout << "; held out " << pct(e.holdout_before) << " -> " << pct(e.holdout_after) << " (n=" << e.holdout_n << ")";
+    std::cout << "; held out " << percent(e.holdout_before) << " -> " << percent(e.holdout_after) << " (n=" << e.holdout_n << ")";
   std::cout << "\n";
   if (e.fit_after > 0.2)
-    std::cerr << "ccsim: warning: after calibration the median error is still " << pct(e.fit_after)
+    std::cerr << "ccsim: warning: after calibration the median error is still " << percent(e.fit_after)
               << ": the model does not describe these logs well (a different machine, or an unhealthy run?)\n";
 
   std::string log_names;

@@ -187,12 +187,7 @@ nlohmann::json to_json(const GpuSweep& s) {
 }
 
 GpuSweep read_gpu_sweep(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_text_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(path + ": not JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(path);
   auto need = [&](const nlohmann::json& o, const std::string& key, const std::string& at) -> const nlohmann::json& {
     if (!o.is_object() || !o.contains(key)) throw Error(path + ": " + at + key + ": missing (is this `ccsim gpu run --json` output?)");
     return o.at(key);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/text_file.hpp"
 
 namespace ccsim::cli {
 
@@ -21,14 +22,7 @@ std::filesystem::path resolve_relative(const std::filesystem::path& base_file, c
 }  // namespace
 
 std::vector<LogCase> read_map(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw Error(file + ": cannot open file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(file + ": not JSON: " + e.what());
-  }
+  const nlohmann::json j = read_json_file(file);
   auto path = [](const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; };
   auto need = [&](const nlohmann::json& o, const std::string& key, const std::string& where, auto type_check,
                   const char* expected) -> const nlohmann::json& {

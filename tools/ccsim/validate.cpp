@@ -15,6 +15,7 @@
 #include <map>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/summary.hpp"
 #include "ccsim/gpu_run.hpp"
 #include "kernels/bench_model.hpp"
 #include "sim/engine.hpp"
@@ -32,18 +33,6 @@ struct ValidateArgs {
   std::string min_error_size = "16M";
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string percent(double x) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(1) << 100 * x << "%";
-  return s.str();
-}
 
 Model virtual_model(const kernels::gpu::BenchResult& bench, int ranks) {
   Model m = Model::from_json(kernels::gpu::model_from_bench(bench), "gpu bench");
