@@ -112,7 +112,8 @@ struct BenchResult {
   std::vector<BandwidthPoint> copy_kernel;   // ccsim's copy kernel
   std::vector<ReduceCopyBench> reduce_copy;  // 2 sources, 1 destination, sum
   double launch_us = 0;         // one empty kernel, back to back in a stream, per launch
-  double event_us = 0;          // an event recorded on one stream and waited on by another
+  double event_us = 0;          // a dependent step on another stream over one on the same stream (inside
+                                // a graph, as the executor runs, the hand-off is an edge: about 0)
   double step_us = 0;           // one dependent small step of the executor (kernel + event hand-off to
                                 // another stream), timed inside a CUDA graph as the executor runs
   std::vector<PeerBench> peers;

@@ -11,7 +11,8 @@
 # can be validated later elsewhere: ccsim validate COLL --bench OUTDIR/bench-model.json --measured
 # OUTDIR/run-COLL.json.
 #
-# OUTDIR gets at most 8 files: summary.txt, build.log, gpu-tests.log, gpu-bench.txt, bench-model.json,
+# The outcome is in the summary (and summary.txt), not the exit status: every step runs, each under
+# a time limit, and says whether it failed. OUTDIR gets at most 8 files: summary.txt, build.log, gpu-tests.log, gpu-bench.txt, bench-model.json,
 # run-all_reduce.json, run-all_gather.json, validate.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,11 +27,23 @@ elapsed() { echo "$(( $(date +%s) - t0 )) s"; }
 # --- dependencies carried as Debian packages --------------------------------------------------
 prefix=/tmp/ccsim-gpu-deps
 cmake_extra=()
+unpack() {  # a .deb is an ar archive holding data.tar.*: dpkg -x where there is dpkg
+  if command -v dpkg >/dev/null; then
+    dpkg -x "$1" "$prefix"
+  else
+    local t
+    t=$(mktemp -d)
+    (cd "$t" && ar x "$OLDPWD/$1" && tar -xf data.tar.* -C "$prefix")
+    rm -rf "$t"
+  fi
+}
 if compgen -G ".gpu-deps/*.deb" >/dev/null; then
   mkdir -p "$prefix"
-  for f in .gpu-deps/*.deb; do dpkg -x "$f" "$prefix"; done
+  for f in .gpu-deps/*.deb; do unpack "$f" || say "could not unpack $f"; done
   lib="$prefix/usr/lib/x86_64-linux-gnu"
-  export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  # Debian keeps Boost's and pugixml's CMake files under the multiarch directory, which CMake
+  # searches only when it knows the library architecture: name it.
+  export CMAKE_PREFIX_PATH="$prefix/usr:$lib/cmake${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
   export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # The carried .pc files say prefix=/usr: the sysroot puts them where they were unpacked.
   export PKG_CONFIG_LIBDIR="$lib/pkgconfig:$prefix/usr/share/pkgconfig"
@@ -44,12 +57,14 @@ else
 fi
 
 # --- build --------------------------------------------------------------------------------------
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+export CMAKE_POLICY_VERSION_MINIMUM=3.5  # a CMake 4 reading Boost 1.74's older config files
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 [ -n "$arch" ] || arch=90
 if command -v nvidia-smi >/dev/null; then nvidia-smi -L 2>&1 | tee -a "$summary"; else say "nvidia-smi not found"; fi
 configure() {
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCSIM_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    "${cmake_extra[@]}" "$@" >>"$out/build.log" 2>&1
+    ${cmake_extra[@]+"${cmake_extra[@]}"} "$@" >>"$out/build.log" 2>&1
 }
 simgrid=1
 if [ "${CCSIM_GPU_SIMGRID:-ON}" = OFF ]; then
@@ -78,27 +93,29 @@ say "built for sm_$arch with$([ $simgrid = 1 ] || echo out) SimGrid in $(elapsed
 ccsim="$build/tools/ccsim"
 
 # --- GPU tests, bench, run, validate ------------------------------------------------------------
-"$build/tests/ccsim_gpu_tests" >"$out/gpu-tests.log" 2>&1
+# Each step has a time limit, so that a hang cannot eat the machine's whole lease.
+timeout 300 stdbuf -oL "$build/tests/ccsim_gpu_tests" >"$out/gpu-tests.log" 2>&1
 rc=$?
 case $rc in
   0) tests="passed" ;;
   77) tests="SKIPPED ($(head -1 "$out/gpu-tests.log"))" ;;
+  124) tests="TIMED OUT after 300 s (see gpu-tests.log)" ;;
   *) tests="FAILED (exit $rc, see gpu-tests.log)" ;;
 esac
 say "GPU tests: $tests ($(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' '))"
 
-{ "$ccsim" gpu info; "$ccsim" gpu bench --out "$out/bench-model.json"; } >"$out/gpu-bench.txt" 2>&1 ||
+{ "$ccsim" gpu info; timeout 120 stdbuf -oL "$ccsim" gpu bench --out "$out/bench-model.json"; } >"$out/gpu-bench.txt" 2>&1 ||
   say "FAILED: gpu bench (see gpu-bench.txt)"
 export CUDA_DEVICE_MAX_CONNECTIONS=32  # one hardware queue per stream: no false dependencies
 : >"$out/validate.txt"
 for coll in all_reduce all_gather; do
-  if ! "$ccsim" gpu run "$coll" --algo ring --ranks 8 -b 1M -e 1G -f 2 --json "$out/run-$coll.json" \
+  if ! timeout 150 "$ccsim" gpu run "$coll" --algo ring --ranks 8 -b 1M -e 1G -f 2 --json "$out/run-$coll.json" \
       >>"$out/validate.txt" 2>&1; then
     say "FAILED: gpu run $coll (see validate.txt)"
     continue
   fi
   if [ $simgrid = 1 ] && [ -f "$out/bench-model.json" ]; then
-    "$ccsim" validate "$coll" --bench "$out/bench-model.json" --measured "$out/run-$coll.json" >>"$out/validate.txt" 2>&1 ||
+    timeout 120 "$ccsim" validate "$coll" --bench "$out/bench-model.json" --measured "$out/run-$coll.json" >>"$out/validate.txt" 2>&1 ||
       say "FAILED: validate $coll (see validate.txt)"
   fi
 done

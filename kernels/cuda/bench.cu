@@ -83,6 +83,30 @@ struct Buffer {
   Buffer& operator=(const Buffer&) = delete;
 };
 
+// `body` captured once as a CUDA graph on `stream`, or null where capture fails (the capture is
+// then closed and the error cleared).
+cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void()>& body) {
+  (void)full_grid();  // device queries before capture, not during it
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  bool ok = true;
+  try {
+    body();
+  } catch (const Error&) {
+    ok = false;
+  }
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaStreamEndCapture(stream, &g) != cudaSuccess || g == nullptr || !ok ||
+      cudaGraphInstantiate(&exec, g, 0) != cudaSuccess)
+    exec = nullptr;
+  if (g) cudaGraphDestroy(g);
+  (void)cudaGetLastError();
+  return exec;
+}
+
 struct Timer {
   cudaEvent_t a = nullptr, b = nullptr;
   Timer() {
@@ -93,21 +117,39 @@ struct Timer {
     cudaEventDestroy(a);
     cudaEventDestroy(b);
   }
-  // Seconds per call of `body` on `stream`: one warm-up call, then enough calls for about 20 ms.
-  double per_call(cudaStream_t stream, const std::function<void()>& body) {
-    body();
+  // Seconds per call of `body` on `stream`: one warm-up, then enough calls for about 20 ms. With
+  // `batched`, kBatch calls are captured as one CUDA graph and the graph is what gets launched, so
+  // that a short call measures the GPU and not the host's launch rate.
+  double per_call(cudaStream_t stream, const std::function<void()>& body, bool batched = true) {
+    constexpr int kBatch = 16;
+    cudaGraphExec_t exec = batched ? capture_graph(stream, [&] {
+      for (int i = 0; i < kBatch; ++i) body();
+    })
+                                   : nullptr;
+    const int calls_per_unit = exec ? kBatch : 1;
+    auto unit = [&] {
+      if (exec) CCSIM_CUDA(cudaGraphLaunch(exec, stream));
+      else body();
+    };
+    unit();
     CCSIM_CUDA(cudaStreamSynchronize(stream));
     int reps = 1;
+    double seconds = 0;
     for (;;) {
       CCSIM_CUDA(cudaEventRecord(a, stream));
-      for (int i = 0; i < reps; ++i) body();
+      for (int i = 0; i < reps; ++i) unit();
       CCSIM_CUDA(cudaEventRecord(b, stream));
       CCSIM_CUDA(cudaEventSynchronize(b));
       float ms = 0;
       CCSIM_CUDA(cudaEventElapsedTime(&ms, a, b));
-      if (ms >= 20 || reps >= (1 << 16)) return ms * 1e-3 / reps;
+      if (ms >= 20 || reps >= (1 << 16)) {
+        seconds = ms * 1e-3 / reps / calls_per_unit;
+        break;
+      }
       reps = ms <= 0.01f ? reps * 64 : std::min(reps * 64, static_cast<int>(reps * 25.0 / ms) + 1);
     }
+    if (exec) cudaGraphExecDestroy(exec);
+    return seconds;
   }
 };
 
@@ -171,9 +213,12 @@ BenchResult bench(const BenchOptions& options, const std::function<void(const st
   }
   {
     constexpr int kCalls = 2000;
-    r.launch_us = timer.per_call(stream, [&] {
-      for (int i = 0; i < kCalls; ++i) empty_kernel<<<1, 1, 0, stream>>>();
-    }) * 1e6 / kCalls;
+    r.launch_us = timer.per_call(
+                      stream, [&] {
+                        for (int i = 0; i < kCalls; ++i) empty_kernel<<<1, 1, 0, stream>>>();
+                      },
+                      false) *
+                  1e6 / kCalls;
     progress(fmt("empty kernel, back to back: %.2f us per launch", r.launch_us));
     // A dependent step on another stream: a small copy kernel, an event, the other stream's wait.
     Buffer small(4096);
@@ -199,30 +244,14 @@ BenchResult bench(const BenchOptions& options, const std::function<void(const st
     };
     // The executor issues a schedule as one CUDA graph: time the chains the same way where capture
     // works, else issued one by one as the executor then does.
-    auto graph_of = [&](const std::function<void()>& body) -> cudaGraphExec_t {
-      (void)full_grid();
-      if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return nullptr;
-      }
-      body();
-      cudaGraph_t g = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      if (cudaStreamEndCapture(stream, &g) != cudaSuccess || g == nullptr ||
-          cudaGraphInstantiate(&exec, g, 0) != cudaSuccess)
-        exec = nullptr;
-      if (g) cudaGraphDestroy(g);
-      (void)cudaGetLastError();
-      return exec;
-    };
     auto time_chain = [&](const std::function<void()>& body) {
-      cudaGraphExec_t exec = graph_of(body);
+      cudaGraphExec_t exec = capture_graph(stream, body);
       double t = 0;
       if (exec) {
-        t = timer.per_call(stream, [&] { CCSIM_CUDA(cudaGraphLaunch(exec, stream)); });
+        t = timer.per_call(stream, [&] { CCSIM_CUDA(cudaGraphLaunch(exec, stream)); }, false);
         cudaGraphExecDestroy(exec);
       } else {
-        t = timer.per_call(stream, body);
+        t = timer.per_call(stream, body, false);
       }
       return t * 1e6 / (2 * kHops);
     };
@@ -250,12 +279,13 @@ BenchResult bench(const BenchOptions& options, const std::function<void(const st
       (void)cudaGetLastError();
       auto local = std::make_unique<Buffer>(big);
       CCSIM_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      Timer peer_timer;  // its events must belong to device i, whose stream records them
       PeerBench p;
       p.from = static_cast<int>(i);
       p.to = static_cast<int>(j);
       p.link_class = inv.link_class[i][j];
-      p.latency_us = timer.per_call(stream, [&] { launch_copy(local->p, remote->p, 8, 1, stream); }) * 1e6;
-      const double t = timer.per_call(stream, [&] { launch_copy(local->p, remote->p, big, 0, stream); });
+      p.latency_us = peer_timer.per_call(stream, [&] { launch_copy(local->p, remote->p, 8, 1, stream); }) * 1e6;
+      const double t = peer_timer.per_call(stream, [&] { launch_copy(local->p, remote->p, big, 0, stream); });
       p.gbps = big / t / 1e9;
       progress(fmt("peer copy %.0f -> %.0f: ", p.from, p.to) + fmt("%.2f us small, %.1f GB/s at 256 MiB ", p.latency_us, p.gbps) + p.link_class);
       r.peers.push_back(p);

@@ -16,7 +16,10 @@ namespace {
 
 class Event {
  public:
-  explicit Event(bool timing) {
+  // An event belongs to the device current at its creation, and can only be recorded on that
+  // device's streams (waiting on it from another device is fine).
+  Event(bool timing, int device) {
+    CCSIM_CUDA(cudaSetDevice(device));
     CCSIM_CUDA(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming));
   }
   ~Event() { cudaEventDestroy(e_); }
@@ -89,12 +92,14 @@ class Runner {
     }
     for (const auto& stream : schedule.streams) streams_.push_back(std::make_unique<StreamHandle>(device_[stream.rank]));
     control_ = std::make_unique<StreamHandle>(device_[0]);
-    for (std::size_t m = 0; m < plan_.messages.size(); ++m) arrived_.push_back(std::make_unique<Event>(false));
-    for (std::size_t i = 0; i < streams_.size(); ++i) done_.push_back(std::make_unique<Event>(false));
-    start_ = std::make_unique<Event>(true);
-    stop_ = std::make_unique<Event>(true);
-    fork_ = std::make_unique<Event>(false);
+    for (const Message& m : plan_.messages)  // recorded by the sender's stream
+      arrived_.push_back(std::make_unique<Event>(false, device_[static_cast<std::size_t>(m.from)]));
+    for (const auto& st : streams_) done_.push_back(std::make_unique<Event>(false, st->device()));
+    start_ = std::make_unique<Event>(true, control_->device());
+    stop_ = std::make_unique<Event>(true, control_->device());
+    fork_ = std::make_unique<Event>(false, control_->device());
     use_graph_ = options.graph;
+    sync_devices();  // the allocations' memsets
   }
 
   void upload(std::vector<RankMemory>& host) {
@@ -102,6 +107,19 @@ class Runner {
       for (int a = 0; a < 3; ++a)
         if (layout_[ep].bytes(a) > 0)
           CCSIM_CUDA(cudaMemcpy(memory_[ep][a]->get(), host[ep].allocation(a), layout_[ep].bytes(a), cudaMemcpyHostToDevice));
+    sync_devices();
+  }
+
+  // A pageable cudaMemcpy or a cudaMemset may still be in flight on the legacy stream, which the
+  // executor's non-blocking streams do not wait for.
+  void sync_devices() {
+    std::vector<int> used = device_;
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    for (int d : used) {
+      CCSIM_CUDA(cudaSetDevice(d));
+      CCSIM_CUDA(cudaDeviceSynchronize());
+    }
   }
   void download(std::vector<RankMemory>& host) {
     for (std::size_t ep = 0; ep < memory_.size(); ++ep)
@@ -116,15 +134,20 @@ class Runner {
   double run_once(std::vector<StepRecord>* steps) {
     const bool with_steps = steps != nullptr;
     if (with_steps && step_events_.empty())
-      for (std::size_t i = 0; i < 2 * plan_.order.size(); ++i) step_events_.push_back(std::make_unique<Event>(true));
+      for (std::size_t i = 0; i < 2 * plan_.order.size(); ++i)
+        step_events_.push_back(std::make_unique<Event>(true, streams_[plan_.order[i / 2].stream]->device()));
     cudaGraphExec_t& graph = with_steps ? graph_steps_ : graph_plain_;
     if (use_graph_ && graph == nullptr) graph = capture(with_steps);
     CCSIM_CUDA(cudaSetDevice(control_->device()));
-    CCSIM_CUDA(cudaEventRecord(start_->get(), control_->get()));
-    if (graph != nullptr) CCSIM_CUDA(cudaGraphLaunch(graph, control_->get()));
-    else issue_all(with_steps);
-    CCSIM_CUDA(cudaSetDevice(control_->device()));
-    CCSIM_CUDA(cudaEventRecord(stop_->get(), control_->get()));
+    if (graph != nullptr) {
+      // start_ and stop_ are nodes of the graph: the host's launch of it is not timed.
+      CCSIM_CUDA(cudaGraphLaunch(graph, control_->get()));
+    } else {
+      CCSIM_CUDA(cudaEventRecord(start_->get(), control_->get()));
+      issue_all(with_steps, false);
+      CCSIM_CUDA(cudaSetDevice(control_->device()));
+      CCSIM_CUDA(cudaEventRecord(stop_->get(), control_->get()));
+    }
     CCSIM_CUDA(cudaEventSynchronize(stop_->get()));
     float ms = 0;
     CCSIM_CUDA(cudaEventElapsedTime(&ms, start_->get(), stop_->get()));
@@ -221,8 +244,14 @@ class Runner {
     launch_reduce_copy(s_.spec.type, s_.spec.op, a, 0, st.get());
   }
 
-  // Fork from the control stream onto every stream, the steps in plan order, join back.
-  void issue_all(bool with_steps) {
+  // Fork from the control stream onto every stream, the steps in plan order, join back. Under
+  // capture a plain event record is only a dependency edge; the step timings must be event-record
+  // nodes of the graph (cudaEventRecordExternal), which outside capture is refused.
+  void issue_all(bool with_steps, bool capturing) {
+    auto mark = [&](const Event& e, cudaStream_t s) {
+      if (capturing) CCSIM_CUDA(cudaEventRecordWithFlags(e.get(), s, cudaEventRecordExternal));
+      else CCSIM_CUDA(cudaEventRecord(e.get(), s));
+    };
     CCSIM_CUDA(cudaSetDevice(control_->device()));
     CCSIM_CUDA(cudaEventRecord(fork_->get(), control_->get()));
     for (auto& st : streams_) {
@@ -233,9 +262,9 @@ class Runner {
       const PlannedStep& p = plan_.order[i];
       StreamHandle& st = *streams_[p.stream];
       CCSIM_CUDA(cudaSetDevice(st.device()));
-      if (with_steps) CCSIM_CUDA(cudaEventRecord(step_events_[2 * i]->get(), st.get()));
+      if (with_steps) mark(*step_events_[2 * i], st.get());
       issue(p, st);
-      if (with_steps) CCSIM_CUDA(cudaEventRecord(step_events_[2 * i + 1]->get(), st.get()));
+      if (with_steps) mark(*step_events_[2 * i + 1], st.get());
     }
     for (std::size_t i = 0; i < streams_.size(); ++i) {
       CCSIM_CUDA(cudaSetDevice(streams_[i]->device()));
@@ -268,17 +297,26 @@ class Runner {
     cudaError_t err = cudaStreamBeginCapture(control_->get(), cudaStreamCaptureModeRelaxed);
     if (err != cudaSuccess) return give_up(std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(err));
     try {
-      issue_all(with_steps);
+      CCSIM_CUDA(cudaEventRecordWithFlags(start_->get(), control_->get(), cudaEventRecordExternal));
+      issue_all(with_steps, true);
+      CCSIM_CUDA(cudaSetDevice(control_->device()));
+      CCSIM_CUDA(cudaEventRecordWithFlags(stop_->get(), control_->get(), cudaEventRecordExternal));
     } catch (const Error& e) {
       return give_up(e.what());
     }
-    CCSIM_CUDA(cudaSetDevice(control_->device()));
     err = cudaStreamEndCapture(control_->get(), &graph);
     if (err != cudaSuccess || graph == nullptr) return give_up(std::string("cudaStreamEndCapture: ") + cudaGetErrorString(err));
     cudaGraphExec_t exec = nullptr;
     err = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
     if (err != cudaSuccess) return give_up(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(err));
+    // Upload now, so that no timed launch pays for it.
+    err = cudaGraphUpload(exec, control_->get());
+    if (err == cudaSuccess) err = cudaStreamSynchronize(control_->get());
+    if (err != cudaSuccess) {
+      cudaGraphExecDestroy(exec);
+      return give_up(std::string("cudaGraphUpload: ") + cudaGetErrorString(err));
+    }
     return exec;
   }
 

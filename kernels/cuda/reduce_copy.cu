@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kThreads) reduce_copy_kernel(ReduceCopyArgs a,
   const bool plain_copy = a.sources == 1 && !a.finalize;
   for (std::uint64_t v0 = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) * kUnroll + threadIdx.x; v0 < vectors;
        v0 += threads * kUnroll) {
-    uint4 raw[kUnroll];
+    uint4 raw[kUnroll] = {};
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
       const std::uint64_t v = v0 + static_cast<std::uint64_t>(k) * blockDim.x;
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(kThreads) reduce_copy_kernel(ReduceCopyArgs a,
         for (int j = 0; j < kVec; ++j) acc[k][j] = E::load(x[j]);
       }
       for (int s = 1; s < a.sources; ++s) {
-        uint4 in[kUnroll];
+        uint4 in[kUnroll] = {};
 #pragma unroll
         for (int k = 0; k < kUnroll; ++k) {
           const std::uint64_t v = v0 + static_cast<std::uint64_t>(k) * blockDim.x;
