@@ -21,10 +21,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/summary.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
 #include "ccsim/planner.hpp"
+#include "ccsim/summary.hpp"
 #include "sim/error.hpp"
 #include "sim/model.hpp"
 
@@ -353,8 +353,10 @@ int run_calibrate(const CalibrateArgs& a) {
       std::cout << "    " << std::left << std::setw(36) << p << std::right << std::setw(10) << std::setprecision(4)
                 << std::defaultfloat << prior.get(p);
       if (!u.free) {
-        std::cout << "   kept: not identifiable from these sizes (sensitivity " << std::setprecision(3) << u.sensitivity
-                  << " < 0.01)\n";
+        if (prior.get(p) == 0) std::cout << "   kept: 0 (none) cannot be scaled\n";
+        else
+          std::cout << "   kept: not identifiable from these sizes (sensitivity " << std::setprecision(3) << u.sensitivity
+                    << " < 0.01)\n";
         continue;
       }
       std::cout << std::setw(12) << fitted.get(p) << std::setw(12) << fitted.get(p) * u.sigma << std::setw(9)

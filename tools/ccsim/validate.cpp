@@ -15,12 +15,11 @@
 #include <map>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/summary.hpp"
 #include "ccsim/gpu_run.hpp"
+#include "ccsim/summary.hpp"
 #include "kernels/bench_model.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
-#include "sim/topology/presets.hpp"
 
 namespace ccsim::cli {
 
