@@ -93,29 +93,30 @@ say "built for sm_$arch with$([ $simgrid = 1 ] || echo out) SimGrid in $(elapsed
 ccsim="$build/tools/ccsim"
 
 # --- GPU tests, bench, run, validate ------------------------------------------------------------
-# Each step has a time limit, so that a hang cannot eat the machine's whole lease.
-timeout 300 stdbuf -oL "$build/tests/ccsim_gpu_tests" >"$out/gpu-tests.log" 2>&1
+# Each step has a time limit (with a build of about 2.5 min they add up to 8 min), so that a hang
+# cannot eat the machine's whole lease.
+timeout 120 stdbuf -oL "$build/tests/ccsim_gpu_tests" >"$out/gpu-tests.log" 2>&1
 rc=$?
 case $rc in
   0) tests="passed" ;;
   77) tests="SKIPPED ($(head -1 "$out/gpu-tests.log"))" ;;
-  124) tests="TIMED OUT after 300 s (see gpu-tests.log)" ;;
+  124) tests="TIMED OUT after 120 s (see gpu-tests.log)" ;;
   *) tests="FAILED (exit $rc, see gpu-tests.log)" ;;
 esac
 say "GPU tests: $tests ($(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' '))"
 
-{ "$ccsim" gpu info; timeout 120 stdbuf -oL "$ccsim" gpu bench --out "$out/bench-model.json"; } >"$out/gpu-bench.txt" 2>&1 ||
+{ "$ccsim" gpu info; timeout 60 stdbuf -oL "$ccsim" gpu bench --out "$out/bench-model.json"; } >"$out/gpu-bench.txt" 2>&1 ||
   say "FAILED: gpu bench (see gpu-bench.txt)"
 export CUDA_DEVICE_MAX_CONNECTIONS=32  # one hardware queue per stream: no false dependencies
 : >"$out/validate.txt"
 for coll in all_reduce all_gather; do
-  if ! timeout 150 "$ccsim" gpu run "$coll" --algo ring --ranks 8 -b 1M -e 1G -f 2 --json "$out/run-$coll.json" \
+  if ! timeout 60 "$ccsim" gpu run "$coll" --algo ring --ranks 8 -b 1M -e 1G -f 2 --check-limit 64M --json "$out/run-$coll.json" \
       >>"$out/validate.txt" 2>&1; then
     say "FAILED: gpu run $coll (see validate.txt)"
     continue
   fi
   if [ $simgrid = 1 ] && [ -f "$out/bench-model.json" ]; then
-    timeout 120 "$ccsim" validate "$coll" --bench "$out/bench-model.json" --measured "$out/run-$coll.json" >>"$out/validate.txt" 2>&1 ||
+    timeout 30 "$ccsim" validate "$coll" --bench "$out/bench-model.json" --measured "$out/run-$coll.json" >>"$out/validate.txt" 2>&1 ||
       say "FAILED: validate $coll (see validate.txt)"
   fi
 done
