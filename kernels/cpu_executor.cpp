@@ -105,8 +105,8 @@ namespace {
 
 using MessageKey = std::tuple<int, int, int>;  // src, dst, tag
 
-template <typename T> void apply_step(const Schedule& schedule, const Step& step, RankMemory& mem,
-                                      const std::byte* incoming) {
+template <typename T> void apply_typed(const Schedule& schedule, const Step& step, RankMemory& mem,
+                                       const std::byte* incoming) {
   using E = Element<T>;
   const ReduceOp op = schedule.spec.op;
   const int n = schedule.spec.nranks;
@@ -126,6 +126,10 @@ template <typename T> void apply_step(const Schedule& schedule, const Step& step
 }
 
 }  // namespace
+
+void apply_step(const Schedule& schedule, const Step& step, RankMemory& memory, const std::byte* incoming) {
+  dispatch(schedule.spec.type, [&](auto tag) { apply_typed<decltype(tag)>(schedule, step, memory, incoming); });
+}
 
 void throw_deadlock(const Schedule& schedule, const std::vector<std::size_t>& pc) {
   for (std::size_t si = 0; si < schedule.streams.size(); ++si)
@@ -163,9 +167,9 @@ void execute(const Schedule& schedule, std::vector<RankMemory>& memory) {
             throw Error("schedule " + schedule.algorithm + ": rank " + std::to_string(stream.rank) + " step " +
                         std::to_string(pc[si]) + " expects " + std::to_string(step.dst.count) +
                         " elements but the matching message has " + std::to_string(message.size() / e));
-          dispatch(schedule.spec.type, [&](auto tag) { apply_step<decltype(tag)>(schedule, step, mem, message.data()); });
+          apply_step(schedule, step, mem, message.data());
         } else {
-          dispatch(schedule.spec.type, [&](auto tag) { apply_step<decltype(tag)>(schedule, step, mem, nullptr); });
+          apply_step(schedule, step, mem, nullptr);
         }
         ++pc[si];
         progress = true;

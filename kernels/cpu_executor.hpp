@@ -49,6 +49,11 @@ class RankMemory {
 // overflow the type (products of odd integers, sums of values in [-1, 1], ...).
 void fill_inputs(const Schedule& schedule, std::vector<RankMemory>& memory, std::uint64_t seed);
 
+// A recv, copy or reduce step on one rank's memory, element by element: dst = incoming, or
+// op(src, incoming) for a reducing recv (`incoming`: the message's bytes), dst = src for a copy,
+// op(dst, src) for a reduce; finalized when the step says so.
+void apply_step(const Schedule& schedule, const Step& step, RankMemory& memory, const std::byte* incoming);
+
 // The Error for a schedule whose streams are all stuck: the first waiting stream, its step and peer.
 // pc[s] is the next step of stream s.
 [[noreturn]] void throw_deadlock(const Schedule& schedule, const std::vector<std::size_t>& pc);

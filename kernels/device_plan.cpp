@@ -6,7 +6,6 @@
 #include <string>
 #include <tuple>
 
-#include "kernels/numeric.hpp"
 #include "sim/error.hpp"
 
 namespace ccsim::kernels {
@@ -67,25 +66,6 @@ DevicePlan plan_for_device(const Schedule& schedule) {
   return plan;
 }
 
-namespace {
-
-// dst = [src op] staged, or the local copy / reduce, element by element as the kernels do it.
-template <typename T> void combine_step(const Schedule& schedule, const Step& step, RankMemory& mem, const T* staged) {
-  using E = Element<T>;
-  const ReduceOp op = schedule.spec.op;
-  T* dst = reinterpret_cast<T*>(mem.base(step.dst.buffer)) + step.dst.offset;
-  const T* src = reinterpret_cast<const T*>(mem.base(step.src.buffer)) + step.src.offset;
-  for (std::uint64_t i = 0; i < step.dst.count; ++i) {
-    typename E::Compute v;
-    if (step.kind == StepKind::recv) v = step.reduce ? combine(op, E::load(src[i]), E::load(staged[i])) : E::load(staged[i]);
-    else if (step.kind == StepKind::reduce) v = combine(op, E::load(dst[i]), E::load(src[i]));
-    else v = E::load(src[i]);
-    if (step.finalize) v = finalize(op, v, schedule.spec.nranks);
-    dst[i] = E::store(v);
-  }
-}
-
-}  // namespace
 
 void execute_plan(const Schedule& schedule, const DevicePlan& plan, std::vector<RankMemory>& memory) {
   const std::size_t e = element_bytes(schedule.spec.type);
@@ -105,10 +85,7 @@ void execute_plan(const Schedule& schedule, const DevicePlan& plan, std::vector<
     if (step.kind == StepKind::recv)
       staged = staging[static_cast<std::size_t>(stream.rank)].data() +
                plan.messages[static_cast<std::size_t>(p.message)].offset * e;
-    dispatch(schedule.spec.type, [&](auto tag) {
-      using T = decltype(tag);
-      combine_step<T>(schedule, step, mem, reinterpret_cast<const T*>(staged));
-    });
+    apply_step(schedule, step, mem, staged);
   }
 }
 

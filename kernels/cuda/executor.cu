@@ -81,10 +81,13 @@ class Runner {
     const int endpoints = schedule.endpoint_count();
     for (int ep = 0; ep < endpoints; ++ep)
       device_.push_back(options.devices[static_cast<std::size_t>(ep) % options.devices.size()]);
+    used_devices_ = device_;
+    std::sort(used_devices_.begin(), used_devices_.end());
+    used_devices_.erase(std::unique(used_devices_.begin(), used_devices_.end()), used_devices_.end());
     enable_peer_access();
-    check_memory(options.in_place);
+    for (int ep = 0; ep < endpoints; ++ep) layout_.push_back(MemoryLayout::of(schedule, ep, options.in_place));
+    check_memory();
     for (int ep = 0; ep < endpoints; ++ep) {
-      layout_.push_back(MemoryLayout::of(schedule, ep, options.in_place));
       std::vector<std::unique_ptr<Allocation>> parts;
       for (int a = 0; a < 3; ++a) parts.push_back(std::make_unique<Allocation>(device_[ep], layout_.back().bytes(a)));
       memory_.push_back(std::move(parts));
@@ -113,10 +116,7 @@ class Runner {
   // A pageable cudaMemcpy or a cudaMemset may still be in flight on the legacy stream, which the
   // executor's non-blocking streams do not wait for.
   void sync_devices() {
-    std::vector<int> used = device_;
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    for (int d : used) {
+    for (int d : used_devices_) {
       CCSIM_CUDA(cudaSetDevice(d));
       CCSIM_CUDA(cudaDeviceSynchronize());
     }
@@ -277,7 +277,7 @@ class Runner {
   // The schedule as one CUDA graph, or null (and the reason kept) where capture fails, e.g. across
   // devices on a driver that refuses it: the steps are then issued one by one.
   cudaGraphExec_t capture(bool with_steps) {
-    for (int d : device_) {
+    for (int d : used_devices_) {
       CCSIM_CUDA(cudaSetDevice(d));
       (void)full_grid();  // device queries before capture, not during it
     }
@@ -323,11 +323,8 @@ class Runner {
   bool peer_ok(int a, int b) const { return peer_.count({a, b}) > 0; }
 
   void enable_peer_access() {
-    std::vector<int> used = device_;
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    for (int a : used)
-      for (int b : used) {
+    for (int a : used_devices_)
+      for (int b : used_devices_) {
         if (a == b) continue;
         int can = 0;
         CCSIM_CUDA(cudaDeviceCanAccessPeer(&can, a, b));
@@ -340,10 +337,10 @@ class Runner {
       }
   }
 
-  void check_memory(bool in_place) const {
+  void check_memory() const {
     std::map<int, double> need;
     for (int ep = 0; ep < s_.endpoint_count(); ++ep) {
-      const MemoryLayout l = MemoryLayout::of(s_, ep, in_place);
+      const MemoryLayout& l = layout_[static_cast<std::size_t>(ep)];
       need[device_[static_cast<std::size_t>(ep)]] +=
           static_cast<double>(l.main_bytes + l.output_bytes + l.scratch_bytes +
                               plan_.staging_count[static_cast<std::size_t>(ep)] * e_);
@@ -363,6 +360,7 @@ class Runner {
   DevicePlan plan_;
   std::size_t e_;
   std::vector<int> device_;
+  std::vector<int> used_devices_;  // device_'s distinct values
   std::vector<MemoryLayout> layout_;
   std::vector<std::vector<std::unique_ptr<Allocation>>> memory_;
   std::vector<std::unique_ptr<Allocation>> staging_;

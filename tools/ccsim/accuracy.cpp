@@ -188,15 +188,7 @@ int run_accuracy(const AccuracyArgs& a) {
           (a.only.empty() || c.log.find(a.only) != std::string::npos))
         cases.push_back(c);
   }
-  for (const auto& log : a.logs) {
-    LogCase c;
-    c.log = log;
-    c.topology = a.topology;
-    c.system_class = a.topology.name;
-    c.algorithm = a.algorithm;
-    c.protocol = a.protocol;
-    cases.push_back(c);
-  }
+  for (const auto& log : a.logs) cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
   const bool baseline = a.baseline == "nccl-model";
   const bool progress = ::isatty(STDERR_FILENO);
@@ -204,10 +196,11 @@ int run_accuracy(const AccuracyArgs& a) {
   Tally overall, large;
   std::map<std::string, Tally> by_class, by_class_large, by_set, by_decade;
   nlohmann::json json = nlohmann::json::array();
+  std::vector<Tally> per_log;  // the "before" of --calibrated
   for (const auto& c : cases) {
     const LogResult r = run_case(c, a, progress);
     print_log(std::cout, r, a);
-    Tally t;
+    Tally& t = per_log.emplace_back();
     for (const auto& x : r.rows) {
       t.add(x);
       overall.add(x);
@@ -253,19 +246,16 @@ int run_accuracy(const AccuracyArgs& a) {
     // The same rows under the calibrated model: the error before and after calibration.
     AccuracyArgs after = a;
     after.model_file = a.calibrated;
-    Tally total, total_large;
+    Tally total;
     std::cout << "\n# after calibration (--model " << a.calibrated << "): before -> after\n";
-    for (const auto& c : cases) {
-      const LogResult before_rows = run_case(c, a, progress), after_rows = run_case(c, after, progress);
-      Tally tb, ta;
-      for (const auto& x : before_rows.rows) tb.add(x);
-      for (const auto& x : after_rows.rows) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      Tally ta;
+      for (const auto& x : run_case(cases[i], after, progress).rows) {
         ta.add(x);
         total.add(x);
-        if (x.size >= kLarge) total_large.add(x);
       }
-      std::cout << std::filesystem::path(c.log).filename().string() << ": " << stats_text(stats(tb.sim)) << "  ->  "
-                << stats_text(stats(ta.sim)) << "\n";
+      std::cout << std::filesystem::path(cases[i].log).filename().string() << ": " << stats_text(stats(per_log[i].sim))
+                << "  ->  " << stats_text(stats(ta.sim)) << "\n";
     }
     std::cout << "overall before: " << stats_text(stats(overall.sim)) << "\noverall after:  " << stats_text(stats(total.sim))
               << "\n";

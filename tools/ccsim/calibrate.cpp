@@ -191,14 +191,7 @@ int run_calibrate(const CalibrateArgs& a) {
       cases.push_back(c);
     }
   }
-  for (const auto& log : a.logs) {
-    LogCase c;
-    c.log = log;
-    c.topology = a.topology;
-    c.algorithm = a.algorithm;
-    c.protocol = a.protocol;
-    cases.push_back(c);
-  }
+  for (const auto& log : a.logs) cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
   std::vector<PreparedLog> logs;
   for (const auto& c : cases) logs.push_back(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size)));

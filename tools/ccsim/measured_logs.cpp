@@ -80,6 +80,17 @@ std::optional<double> measured_time_us(const MeasuredRow& row, const std::string
   return static_cast<double>(row.size) / (algbw * 1e3);
 }
 
+LogCase log_case(const std::string& log, const TopologyArgs& topology, const std::string& algorithm,
+                 const std::string& protocol) {
+  LogCase c;
+  c.log = log;
+  c.topology = topology;
+  c.system_class = topology.name;
+  c.algorithm = algorithm;
+  c.protocol = protocol;
+  return c;
+}
+
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size) {
   PreparedLog p;
   p.c = c;

@@ -24,6 +24,11 @@ struct LogCase {
   std::string note;
 };
 
+// A log named on the command line: the machine and the algorithm/protocol the run used are the
+// command's options; its class is the topology's name.
+LogCase log_case(const std::string& log, const TopologyArgs& topology, const std::string& algorithm,
+                 const std::string& protocol);
+
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
 
