@@ -1,5 +1,6 @@
 #include "sim/model.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -42,6 +43,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
     v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});
     v.push_back({"channels", "count", "channels used when the command line does not say"});
+    v.push_back({"host_issue_us", "us",
+                 "host time to issue one rank's collective call (NCCL enqueue and kernel launch): a thread "
+                 "driving G GPUs issues a call at most every G times this"});
     return v;
   }();
   return specs;
@@ -132,6 +136,10 @@ void Model::set(const std::string& parameter, double value, const std::string& s
   const ParameterSpec* spec = find_spec(parameter);
   if (!spec) throw Error("unknown model parameter " + parameter);
   parameters_[parameter] = {value, spec->unit, source};
+}
+
+double Model::host_issue_s(int gpus_per_thread) const {
+  return get("host_issue_us") * 1e-6 * std::max(1, gpus_per_thread);
 }
 
 double Model::launch_latency_s(Protocol p) const {

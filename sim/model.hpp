@@ -49,6 +49,10 @@ class Model {
 
   // Per-call cost paid once (kernel launch and set-up), added to the simulated makespan.
   double launch_latency_s(Protocol p) const;
+  // Host time one thread spends issuing a call to each of its GPUs (nccl-tests -g). nccl-tests
+  // issues its iterations back to back and the GPUs queue them, so a call lasts at least this
+  // long however fast the GPUs finish it.
+  double host_issue_s(int gpus_per_thread) const;
   // Latency charged before each send, by the route's latency class.
   double hop_latency_s(LatencyClass c, Protocol p) const;
   // Fraction of a link's signalling rate that carries data (protocol headers, flow control).

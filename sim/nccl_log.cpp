@@ -341,6 +341,12 @@ class LogParser {
 
   NcclLog finish() {
     if (continuing_) finish_command();
+    if (!log_.gpus_per_thread) {
+      if (const auto g = command_gpus_per_thread(log_.command)) {
+        log_.gpus_per_thread = *g;
+        log_.gpus_per_thread_source = "command";
+      }
+    }
     decide_collective();
     decide_ranks();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
@@ -388,6 +394,16 @@ class LogParser {
       if (!log_.out_of_bounds) problem(number, raw, "out-of-bounds count is not a number");
       return true;
     }
+    if (tokens.size() >= 4 && tokens[0] == "nThread" && tokens[2] == "nGpus") {
+      const auto gpus = parse_unsigned(tokens[3]);
+      if (!gpus || *gpus < 1 || *gpus > 1024) {
+        problem(number, raw, "nGpus \"" + std::string(tokens[3]) + "\" is not a GPU count");
+      } else {
+        log_.gpus_per_thread = static_cast<int>(*gpus);
+        log_.gpus_per_thread_source = "header";
+      }
+      return true;
+    }
     if (body.starts_with("Collective test starting:")) {
       if (const auto binary = perf_binary(after_colon(body))) banner_collective_ = collective_named(*binary);
       return true;
@@ -410,6 +426,28 @@ class LogParser {
     if (!prompted && !names_binary && !is_launcher(program)) return false;
     add_command_part(command);
     return true;
+  }
+
+  // nccl-tests' "-g N", "-gN", "--ngpus N" or "--ngpus=N", after the binary when the command
+  // names one (a launcher's own options come before it).
+  static std::optional<int> command_gpus_per_thread(std::string_view command) {
+    const Tokens t = split(command);
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (perf_binary(t[i])) {
+        first = i + 1;
+        break;
+      }
+    for (std::size_t i = first; i < t.size(); ++i) {
+      std::string_view value;
+      if ((t[i] == "-g" || t[i] == "--ngpus") && i + 1 < t.size()) value = t[i + 1];
+      else if (t[i].starts_with("--ngpus=")) value = t[i].substr(8);
+      else if (t[i].starts_with("-g") && t[i].size() > 2 && !t[i].starts_with("--")) value = t[i].substr(2);
+      else continue;
+      const auto g = parse_unsigned(value);
+      if (g && *g >= 1 && *g <= 1024) return static_cast<int>(*g);
+    }
+    return std::nullopt;
   }
 
   void add_command_part(std::string_view part) {

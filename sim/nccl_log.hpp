@@ -59,6 +59,11 @@ struct NcclLog {
   std::string ranks_source;  // "device lines" | "highest device rank" | "busbw/algbw ratio" | ""
   std::string gpu;           // from the device lines, e.g. "NVIDIA H100 80GB HBM3"; distinct models joined by ", "
   std::string command;       // the command line, shell prompt removed and continuation lines joined
+  // GPUs one host thread drives (nccl-tests -g): from the "nThread T nGpus G" header, else the
+  // command's -g/--ngpus. One thread issues each call to its G GPUs in turn, so the host's issue
+  // time can be what the run measures (Model::host_issue_s). Empty when the log says neither.
+  std::optional<int> gpus_per_thread;
+  std::string gpus_per_thread_source;  // "header" | "command" | ""
   bool summary_table = false;  // a markdown size | busbw table, not raw output
   std::vector<MeasuredRow> rows;
   // Every non-empty line that is neither a data row nor recognised output around it (comments,

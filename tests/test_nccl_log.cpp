@@ -65,6 +65,8 @@ TEST_CASE("nccl log: current layout with device lines and footer") {
   CHECK(log.ranks_source == "device lines");
   CHECK(log.gpu == "NVIDIA H100 80GB HBM3");
   CHECK(log.command.empty());
+  CHECK(log.gpus_per_thread == 2);
+  CHECK(log.gpus_per_thread_source == "header");
   CHECK_FALSE(log.summary_table);
   CHECK(log.avg_busbw_gbps == doctest::Approx(25.5));
   CHECK(log.out_of_bounds == 0);
@@ -299,6 +301,8 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK(prompt.collective == CollectiveKind::all_gather);
   CHECK(prompt.collective_source == "command");
   CHECK(prompt.notes.size() == 1);
+  CHECK(prompt.gpus_per_thread == 8);  // no header: the command's -g
+  CHECK(prompt.gpus_per_thread_source == "command");
 
   const NcclLog continued = parse(
       "me@spark:~/nccl-tests$ cd ~/nccl-tests\n"
@@ -309,6 +313,8 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK(continued.problems.empty());
   CHECK(continued.command == "mpirun -np 2 -H 10.0.1.1:1,10.0.1.2:1 ./build/reduce_scatter_perf -b 1G -e 4G");
   CHECK(continued.collective == CollectiveKind::reduce_scatter);
+  CHECK(continued.gpus_per_thread == 1);
+  CHECK(continued.gpus_per_thread_source == "header");
 
   const NcclLog dangling = parse(
       "./build/all_reduce_perf -b 8 \\\n"
@@ -322,6 +328,15 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
 
   const NcclLog mpi_build = parse("/opt/ompi/bin/mpirun --np 32 /home/u/nccl-tests/build/alltoall_perf_mpi -b 8\n");
   CHECK(mpi_build.collective == CollectiveKind::alltoall);
+
+  // The header wins over the command; a launcher's options before the binary are not nccl-tests'.
+  CHECK(parse("./build/all_reduce_perf -g 4\n# nThread 1 nGpus 2 minBytes 8\n").gpus_per_thread == 2);
+  CHECK(parse("./build/all_reduce_perf --ngpus=4 -b 8\n").gpus_per_thread == 4);
+  CHECK(parse("./build/all_reduce_perf -g2 -b 8\n").gpus_per_thread == 2);
+  CHECK_FALSE(parse("srun -g 3 ./build/all_reduce_perf -b 8\n").gpus_per_thread);
+  const NcclLog bad_header = parse("# nThread 1 nGpus x minBytes 8\n");
+  CHECK_FALSE(bad_header.gpus_per_thread);
+  CHECK(problem_lines(bad_header) == std::vector<int>{1});
 
   const NcclLog commented = parse("# ./build/broadcast_perf -b 8 -e 128M -g 8\n");
   CHECK(commented.command == "./build/broadcast_perf -b 8 -e 128M -g 8");

@@ -97,6 +97,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.mode = a.select;
   selection.algorithm = c.algorithm;
   selection.protocol = c.protocol;
+  selection.gpus_per_thread = prepared.gpus_per_thread;
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;

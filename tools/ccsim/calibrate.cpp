@@ -103,7 +103,7 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
 }
 
 // What the data of a machine could identify, by default: the rates and latencies of the path
-// classes it has, the per-protocol launch cost and channel caps.
+// classes it has, the per-protocol launch cost, the host's issue time and channel caps.
 std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) {
   bool nvlink = false, pcie = false, net = false;
   for (const auto& l : logs) {
@@ -113,7 +113,7 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
       net = net || link.kind == topo::LinkKind::net;
     }
   }
-  std::vector<std::string> u{"launch_latency_us.*"};
+  std::vector<std::string> u{"launch_latency_us.*", "host_issue_us"};
   if (nvlink) u.insert(u.end(), {"hop_latency_us.nvlink.*", "nvlink_efficiency"});
   if (pcie) u.insert(u.end(), {"hop_latency_us.pcie.*", "pcie_efficiency"});
   if (net) u.insert(u.end(), {"hop_latency_us.net.*", "net_efficiency"});
@@ -224,6 +224,7 @@ int run_calibrate(const CalibrateArgs& a) {
     Selection selection;
     selection.algorithm = logs[li].c.algorithm;
     selection.protocol = logs[li].c.protocol;
+    selection.gpus_per_thread = logs[li].gpus_per_thread;
     const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);
     for (std::size_t i = 0; i < logs[li].calls.size(); ++i) {
       auto row = std::make_unique<Row>();
@@ -429,7 +430,7 @@ Runner add_calibrate(CLI::App& app) {
                   "Model file from `ccsim gpu bench --out`: the prior, with its measured HBM rate kept as measured");
   cmd->add_option("--params", a->params,
                   "Parameters to fit, e.g. nvlink_efficiency,hop_latency_us.nvlink.* (a trailing * scales a family; "
-                  "default: launch and hop latencies and link efficiencies of the machine's path classes, LL/LL128 "
+                  "default: launch and hop latencies, the host's issue time and link efficiencies of the machine's path classes, LL/LL128 "
                   "channel caps)")
       ->delimiter(',');
   cmd->add_option("--holdout", a->holdout,

@@ -19,6 +19,9 @@ struct PointOptions {
   // Beyond kSteadyLoops pipeline loops a schedule repeats itself: simulate two sizes inside that
   // range and extend the line through them (exact for a periodic pipeline). Off: simulate it all.
   bool extrapolate = true;
+  // nccl-tests -g: GPUs one host thread issues each call to. The reported time is at least the
+  // host's issue time for them (Model::host_issue_s); the timeline stays the GPUs' own.
+  int gpus_per_thread = 1;
 };
 
 // Pipeline loops (ranks x channels x chunk) a schedule runs before its time is tested for linearity.
@@ -29,6 +32,7 @@ struct Point {
   SimulationResult simulation;
   double compile_s = 0;
   bool extrapolated = false;  // the time comes from two smaller simulations (PointOptions::extrapolate)
+  bool host_bound = false;    // the host's issue time, not the GPUs', sets the time (PointOptions::gpus_per_thread)
 };
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,

@@ -104,6 +104,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   if (p.ranks > gpus || (p.ranks < gpus && p.topology.gpus_per_node() < gpus))
     throw Error(c.log + ": the log has " + std::to_string(p.ranks) + " ranks; topology " + p.topology.name() + " has " +
                 std::to_string(gpus) + " GPUs (set --nodes / --gpus-per-node to match)");
+  p.gpus_per_thread = p.log.gpus_per_thread.value_or(1);
   const CollectiveKind kind = *p.log.collective;
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;

@@ -30,6 +30,7 @@ struct PerfArgs {
   int check = 1;
   TopologyArgs topology;
   std::optional<int> ranks;
+  int gpus_per_thread = 1;
   std::string model_file;
   std::string algorithm = "auto";
   std::string protocol = "auto";
@@ -74,6 +75,7 @@ int run_perf(const PerfArgs& a) {
   selection.channels = a.channels;
   if (!a.chunk_bytes.empty()) selection.chunk_bytes = parse_bytes(a.chunk_bytes);
   selection.levels = a.levels;
+  selection.gpus_per_thread = a.gpus_per_thread;
   const Planner planner(topology, model, nranks, selection);
   const bool check = a.check != 0;
   const Bytes check_limit = parse_bytes(a.check_limit);
@@ -171,6 +173,11 @@ Runner add_perf(CLI::App& app) {
                   "Host memory the data check may use; larger points print N/A")->capture_default_str();
   add_topology_options(cmd, args->topology);
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
+  cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread,
+                  "GPUs one host thread drives, as nccl-tests -g: a call takes at least this many times the model's "
+                  "host_issue_us (the host issues each GPU's launch in turn)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--algo", args->algorithm,
                   "Algorithm (see `ccsim algos`), or auto: what NCCL's cost model picks per size (with --select "

@@ -38,6 +38,7 @@ Planner::Planner(const topo::Topology& topology, const Model& model, int nranks,
 PointOptions Planner::point(const std::string& algorithm, Protocol protocol, int channels) const {
   PointOptions p;
   p.algorithm = algorithm;
+  p.gpus_per_thread = selection_.gpus_per_thread;
   auto& o = p.algorithm_options;
   o.protocol = protocol;
   o.channels = selection_.channels.value_or(channels);

@@ -18,6 +18,7 @@ struct Selection {
   std::optional<int> channels;     // default: what NCCL would launch
   std::optional<Bytes> chunk_bytes;  // default: the model's per protocol
   std::vector<std::string> levels;   // hierarchical
+  int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
 };
 
 class Planner {

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# check_host_issue.sh CCSIM: one host thread driving G GPUs (nccl-tests -g G) cannot issue a call
+# faster than G x the model's host_issue_us; where the GPUs take longer, their time stands.
+set -euo pipefail
+ccsim=$1
+issue_us=$("$ccsim" model hopper | python3 -c 'import json,sys; print(json.load(sys.stdin)["parameters"]["host_issue_us"]["value"])')
+time_at() {  # time_at SIZE G -> out-of-place time in us
+  "$ccsim" perf broadcast --topo dgx-h100 -b "$1" -e "$1" -g "$2" --format csv | awk -F, 'NR == 2 { print $12 }'
+}
+python3 - "$issue_us" "$(time_at 8 1)" "$(time_at 8 8)" "$(time_at 64M 1)" "$(time_at 64M 8)" <<'PY'
+import sys
+issue, small1, small8, big1, big8 = map(float, sys.argv[1:])
+assert small1 > issue, f"one GPU per thread: 8 B takes {small1} us, more than the {issue} us issue time"
+assert abs(small8 - 8 * issue) < 1e-6, f"8 GPUs per thread: 8 B should take 8 x {issue} us, got {small8}"
+assert big8 == big1 > 8 * issue, f"64 MiB is GPU-bound either way: {big1} vs {big8} us"
+print(f"ok: 8 B {small1:.2f} -> {small8:.2f} us with -g 8; 64 MiB {big1:.1f} us either way")
+PY
