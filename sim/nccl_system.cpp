@@ -144,9 +144,16 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
       return l.lanes * per_lane;
     }
     case topo::LinkKind::cpu:
+      // NCCL's own constants for the link between sockets (topo.h, §3.1), far below what the links
+      // carry: links.json holds the physical rates the engine uses.
+      if (l.generation == "upi-spr") return l.lanes * 22.0;
+      if (l.generation == "upi-skl") return l.lanes * 10.0;
+      if (l.generation == "xgmi") return l.lanes * 16.0;
+      if (l.generation == "qpi-bdw") return l.lanes * 6.0;
+      return l.bandwidth_bytes_per_s / 1e9;
     case topo::LinkKind::c2c:
     case topo::LinkKind::net:
-      // links.json holds NCCL's own CPU constants and NIC speeds / 8000 for these kinds.
+      // links.json holds NIC speeds / 8000, what NCCL reads too.
       return l.bandwidth_bytes_per_s / 1e9;
   }
   return 0;
