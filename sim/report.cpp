@@ -60,7 +60,9 @@ void print_table(std::ostream& out, const PerfReport& report) {
   double bus_sum = 0;
   std::uint64_t wrong_total = 0;
   bool any_checked = false;
+  std::size_t host_bound = 0;
   for (const auto& row : report.rows) {
+    host_bound += row.host_bound;
     char head[96];
     std::snprintf(head, sizeof head, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.spec.size_bytes()),
                   static_cast<unsigned long long>(row.spec.count), std::string(to_string(row.spec.type)).c_str(),
@@ -80,6 +82,9 @@ void print_table(std::ostream& out, const PerfReport& report) {
   char avg[64];
   std::snprintf(avg, sizeof avg, "%g", report.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(report.rows.size())));
   out << "# Avg bus bandwidth    : " << avg << "\n#\n";
+  if (host_bound > 0)
+    out << "# " << host_bound << " of " << report.rows.size()
+        << " sizes take the host's issue time (GPUs per thread x host_issue_us), not the GPUs' own\n";
 }
 
 void print_csv(std::ostream& out, const PerfReport& report) {
@@ -114,6 +119,7 @@ nlohmann::json to_json(const PerfReport& report) {
                     {"protocol", to_string(row.protocol)},
                     {"channels", row.channels},
                     {"messages", row.messages},
+                    {"host_bound", row.host_bound},
                     {"out_of_place", result_json(row.out_of_place)},
                     {"in_place", result_json(row.in_place)}});
   return j;

@@ -27,6 +27,7 @@ struct PerfRow {
   Protocol protocol = Protocol::simple;
   int channels = 1;
   std::uint64_t messages = 0;
+  bool host_bound = false;  // the host's issue time (nccl-tests -g), not the GPUs', sets the time
   PerfResult out_of_place;
   PerfResult in_place;
 };

@@ -15,3 +15,10 @@ assert abs(small8 - 8 * issue) < 1e-6, f"8 GPUs per thread: 8 B should take 8 x 
 assert big8 == big1 > 8 * issue, f"64 MiB is GPU-bound either way: {big1} vs {big8} us"
 print(f"ok: 8 B {small1:.2f} -> {small8:.2f} us with -g 8; 64 MiB {big1:.1f} us either way")
 PY
+# The JSON says which rows the host's issue time decided.
+"$ccsim" perf broadcast --topo dgx-h100 -b 8 -e 64M -f 8388608 -g 8 --format json | python3 -c '
+import json, sys
+rows = json.load(sys.stdin)["rows"]
+flags = [(r["size_bytes"], r["host_bound"]) for r in rows]
+assert flags == [(8, True), (67108864, False)], flags
+print("ok: host_bound", flags)'

@@ -50,12 +50,14 @@ struct RowResult {
   std::optional<double> nccl_us, nccl_error;
   std::string algorithm, protocol;
   int channels = 0;
+  bool host_bound = false;
 };
 
 struct LogResult {
   LogCase c;
   std::string collective;
   int ranks = 0;
+  int gpus_per_thread = 1;
   std::string topology, model;
   std::vector<RowResult> rows;
 };
@@ -104,6 +106,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.c = c;
   out.collective = std::string(to_string(*prepared.log.collective));
   out.ranks = ranks;
+  out.gpus_per_thread = prepared.gpus_per_thread;
   out.topology = topology.name();
   out.model = model.name();
   std::size_t done = 0;
@@ -128,6 +131,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
     r.simulated_busbw = p.row.out_of_place.busbw_gbps;
     r.error = r.measured_us / r.simulated_us - 1;
     r.algorithm = p.row.algorithm;
+    r.host_bound = p.row.host_bound;
     r.protocol = std::string(to_string(p.row.protocol));
     r.channels = p.row.channels;
     if (a.baseline == "nccl-model") {
@@ -143,7 +147,8 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
   o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
-    << r.model << "), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set << "\n";
+    << r.model << "), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
+    << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "") << "\n";
   if (!a.quiet) {
     o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";
@@ -223,7 +228,7 @@ int run_accuracy(const AccuracyArgs& a) {
                         {"simulated_us", x.simulated_us}, {"measured_busbw_gbps", x.measured_busbw},
                         {"simulated_busbw_gbps", x.simulated_busbw}, {"error", x.error},
                         {"algorithm", x.algorithm},     {"protocol", x.protocol},
-                        {"channels", x.channels}};
+                        {"channels", x.channels},       {"host_bound", x.host_bound}};
       if (x.nccl_us) {
         jr["nccl_model_us"] = *x.nccl_us;
         jr["nccl_model_error"] = *x.nccl_error;
@@ -231,7 +236,7 @@ int run_accuracy(const AccuracyArgs& a) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"class", c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"topology", r.topology}, {"model", r.model}, {"rows", rows}});
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"rows", rows}});
   }
   if (cases.size() > 1) {
     for (const auto& [name, t] : by_class) std::cout << "class \"" << name << "\": " << t.text(baseline) << "\n";

@@ -78,10 +78,8 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
     seconds = p.simulation.timeline.total_s();
   }
   const double host_s = model.host_issue_s(options.gpus_per_thread);
-  if (host_s > seconds) {
-    seconds = host_s;
-    p.host_bound = true;
-  }
+  p.row.host_bound = host_s > seconds;
+  seconds = std::max(seconds, host_s);
   p.row.spec = spec;
   p.row.algorithm = options.algorithm;
   p.row.protocol = options.algorithm_options.protocol;

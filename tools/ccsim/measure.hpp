@@ -32,7 +32,6 @@ struct Point {
   SimulationResult simulation;
   double compile_s = 0;
   bool extrapolated = false;  // the time comes from two smaller simulations (PointOptions::extrapolate)
-  bool host_bound = false;    // the host's issue time, not the GPUs', sets the time (PointOptions::gpus_per_thread)
 };
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
