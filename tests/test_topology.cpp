@@ -306,3 +306,32 @@ TEST_CASE("NCCL routes DGX-1 GPUs without a direct NVLink through a third GPU (N
   const Topology h100 = make_preset("dgx-h100");
   CHECK(path_class(h100, h100.gpu(0), h100.nics_of_node(0)[1]) == "NODE");
 }
+
+TEST_CASE("keep_nics_per_node: fewer NICs, each next to the ranks it serves") {
+  PresetOptions o;
+  o.nodes = 2;
+  Topology t = make_preset("dgx-a100", o);
+  REQUIRE(t.nics_of_node(0).size() == 8);
+  t.keep_nics_per_node(4);
+  for (int node = 0; node < 2; ++node) {
+    const auto nics = t.nics_of_node(node);
+    REQUIRE(nics.size() == 4);
+    // One NIC per PCIe switch pair: GPU 2q reaches its own NIC without leaving the pair.
+    for (std::size_t q = 0; q < 4; ++q) {
+      const std::string prefix = "n" + std::to_string(node) + ".pcie" + std::to_string(q);
+      const Route r = t.path(t.gpu(static_cast<std::size_t>(node * 8) + 2 * q), nics[q]);
+      for (const auto& hop : r.hops)
+        for (auto l : hop.links) {
+          const auto& link = t.link(l);
+          for (auto d : {link.a, link.b}) {
+            const std::string& name = t.device(d).name;
+            if (t.device(d).kind == DeviceKind::pcie_switch) CHECK(name.rfind(prefix, 0) == 0);
+          }
+        }
+    }
+  }
+  CHECK(t.gpu_count() == 16);
+  CHECK(t.route(0, 8).latency_class == LatencyClass::net);
+  CHECK_THROWS_WITH_AS(t.keep_nics_per_node(5), doctest::Contains("has 4 NICs, fewer than 5"), Error);
+  CHECK_THROWS_WITH_AS(t.keep_nics_per_node(0), doctest::Contains("at least 1"), Error);
+}

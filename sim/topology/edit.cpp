@@ -198,4 +198,37 @@ void Topology::check_gpus_connected() const {
     }
 }
 
+void Topology::keep_nics_per_node(int per_node) {
+  if (per_node < 1) throw Error("NICs per node must be at least 1");
+  std::map<int, std::vector<DeviceId>> ranks_by_node;
+  for (auto g : gpus_) ranks_by_node[devices_[g].node].push_back(g);
+  std::set<DeviceId> removed;
+  for (const auto& [node, ranks] : ranks_by_node) {
+    std::vector<DeviceId> nics = nics_of_node(node);
+    if (static_cast<int>(nics.size()) < per_node)
+      throw Error("topology " + name_ + ": node " + std::to_string(node) + " has " + std::to_string(nics.size()) +
+                  " NICs, fewer than " + std::to_string(per_node));
+    std::vector<bool> kept(nics.size(), false);
+    for (int k = 0; k < per_node; ++k) {
+      const DeviceId anchor = ranks[static_cast<std::size_t>(k) * ranks.size() / static_cast<std::size_t>(per_node)];
+      std::size_t best = nics.size();
+      std::size_t best_hops = 0;
+      for (std::size_t i = 0; i < nics.size(); ++i) {
+        if (kept[i]) continue;
+        const std::size_t hops = path(anchor, nics[i]).hops.size();
+        if (best == nics.size() || hops < best_hops) {
+          best = i;
+          best_hops = hops;
+        }
+      }
+      kept[best] = true;
+    }
+    for (std::size_t i = 0; i < nics.size(); ++i)
+      if (!kept[i]) removed.insert(nics[i]);
+  }
+  Topology edited = without([&](DeviceId d) { return removed.count(d) > 0; }, [](LinkId) { return false; });
+  edited.check_gpus_connected();
+  *this = std::move(edited);
+}
+
 }  // namespace ccsim::topo

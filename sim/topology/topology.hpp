@@ -83,6 +83,10 @@ class Topology {
   // Only the first `per_node` GPUs of every node stay ranks (a job that uses part of each node);
   // the others stay in the graph, idle. Error when a node has fewer.
   void keep_gpus_per_node(int per_node);
+  // Only `per_node` NICs of every node stay (a machine cabled with fewer NICs than the preset has):
+  // spread over the node's ranks, each kept NIC the nearest free one to rank k x NICs/per_node
+  // of the node. The others are removed. Error when a node has fewer NICs.
+  void keep_nics_per_node(int per_node);
   // The timing-model family of the GPUs ("hopper"); Error if they differ or there are none.
   std::string gpu_arch() const;
   // GPUs per node when every node has the same number (consecutive ranks share a node); Error

@@ -53,6 +53,8 @@ std::vector<LogCase> read_map(const std::string& file) {
     if (e.contains("nodes")) c.topology.preset.nodes = need(e, "nodes", where, is_int, "an integer").get<int>();
     if (e.contains("gpus_per_node"))
       c.topology.gpus_per_node = need(e, "gpus_per_node", where, is_int, "an integer").get<int>();
+    if (e.contains("nics_per_node"))
+      c.topology.nics_per_node = need(e, "nics_per_node", where, is_int, "an integer").get<int>();
     if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
     if (auto set = optional_string(e, "set", where, "\"fit\" or \"holdout\"")) {
       c.set = *set;

@@ -18,12 +18,16 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
       ->capture_default_str();
   cmd->add_option("--gpus-per-node", a.gpus_per_node,
                   "Use only the first K GPUs of every node (a job on part of each node)");
+  cmd->add_option("--nics-per-node", a.nics_per_node,
+                  "Keep only K of each node's NICs, spread over its GPUs (a machine cabled with fewer NICs than "
+                  "the preset, e.g. 4 HDR on a DGX A100-like node)");
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
 
 topo::Topology build_topology(const TopologyArgs& a) {
   topo::Topology t = topo::resolve_topology(a.name, a.preset);
   if (a.gpus_per_node) t.keep_gpus_per_node(*a.gpus_per_node);
+  if (a.nics_per_node) t.keep_nics_per_node(*a.nics_per_node);
   return t;
 }
 

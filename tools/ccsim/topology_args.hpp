@@ -14,6 +14,7 @@ struct TopologyArgs {
   std::string name = "dgx-h100";
   topo::PresetOptions preset;
   std::optional<int> gpus_per_node;  // use only the first K GPUs of each node
+  std::optional<int> nics_per_node;  // keep only K NICs per node, spread over its ranks
 };
 
 void add_topology_options(CLI::App* cmd, TopologyArgs& args);
