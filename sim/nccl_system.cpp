@@ -234,6 +234,60 @@ Bytes cost_bytes(const CollectiveSpec& spec) {
   return spec.size_bytes();
 }
 
+Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes nbytes, int channels,
+                  Bytes protocol_chunk) {
+  constexpr Bytes kChunkSteps = 4;              // ALLREDUCE_CHUNKSTEPS = NCCL_STEPS / 2 (§1.2)
+  constexpr Bytes kNvlsChunk = Bytes{128} << 10;  // NCCL_NVLS_CHUNKSIZE default (§1.5)
+  const Bytes nch = static_cast<Bytes>(std::max(1, channels));
+  const int nodes = std::max(1, s.nodes);
+  const int ppn = std::max(1, s.ranks / nodes);
+  Bytes chunk = algo != Algo::ring && proto == Protocol::simple ? std::max<Bytes>(1, protocol_chunk / kChunkSteps)
+                                                                 : protocol_chunk;
+  // Each rule shrinks the chunk while the call is small next to the work running at once.
+  auto shrink_to = [&](Bytes limit, Bytes concurrent, Bytes factor) {
+    if (nbytes < factor * concurrent * chunk && chunk > limit) chunk = limit;
+  };
+  switch (algo) {
+    case Algo::nvls: {
+      chunk = std::min(chunk, kNvlsChunk);
+      const Bytes ops = nch * static_cast<Bytes>(ppn);  // channels x NVLS heads (one per local GPU)
+      shrink_to(Bytes{64} << 10, ops, 64);
+      shrink_to(Bytes{32} << 10, ops, 8);
+      shrink_to(Bytes{16} << 10, ops, 2);
+      break;
+    }
+    case Algo::nvls_tree: {
+      chunk = nodes >= 4 ? std::min(kNvlsChunk, Bytes{64} << 10) : kNvlsChunk;
+      const Bytes ops = nch * static_cast<Bytes>(ppn);
+      shrink_to(Bytes{256} << 10, ops, 32);
+      shrink_to(Bytes{128} << 10, ops, 16);
+      shrink_to(Bytes{64} << 10, ops, 4);
+      shrink_to(Bytes{32} << 10, ops, 1);
+      break;
+    }
+    case Algo::tree:
+      if (proto == Protocol::ll128) {
+        int log2_nodes = 0;
+        while ((2 << log2_nodes) <= nodes) ++log2_nodes;
+        const double steps = 1 + log2_nodes + 0.1 * ppn;
+        while (static_cast<double>(nbytes / (nch * chunk)) < steps * 64 / ppn && chunk > (Bytes{128} << 10)) chunk /= 2;
+        while (static_cast<double>(nbytes / (nch * chunk)) < steps * 16 / ppn && chunk > (Bytes{32} << 10)) chunk /= 2;
+      }
+      break;
+    case Algo::pat: {
+      const Bytes factor = func == Func::all_gather ? 32 : 16;  // reduce_scatter: 16
+      while (chunk * nch * factor > nbytes && chunk > (Bytes{64} << 10)) chunk /= 2;
+      break;
+    }
+    case Algo::collnet_chain:
+      chunk = std::min<Bytes>(chunk, Bytes{256} << 10);
+      break;
+    default:
+      break;
+  }
+  return chunk;
+}
+
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks) {
   int nc = std::max(1, graph_of(s, algo).channels);
   // NVLS and CollNet keep their channel count: their work is split by heads, not by size.

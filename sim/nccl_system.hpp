@@ -30,6 +30,14 @@ Bytes cost_bytes(const CollectiveSpec& spec);
 // so that every thread still has work (§1.7).
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks);
 
+// The chunk one channel pipelines for a call of `nbytes` (NCCL's nBytes), as NCCL sizes it
+// (enqueue.cc calcCollChunking, NCCL 2.2x): Ring Simple moves `protocol_chunk` (CHUNKSTEPS steps);
+// every other algorithm one step with Simple (`protocol_chunk` / ALLREDUCE_CHUNKSTEPS), the
+// protocol's chunk with LL and LL128. NVLS and NVLSTree start from NVLS_CHUNKSIZE and shrink for
+// smaller calls relative to channels x heads; Tree LL128 and PAT halve theirs for small calls.
+Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes nbytes, int channels,
+                  Bytes protocol_chunk);
+
 struct Choice {
   std::string algorithm;  // a ccsim algorithm name
   Protocol protocol = Protocol::simple;

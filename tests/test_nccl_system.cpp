@@ -78,3 +78,30 @@ TEST_CASE("NCCL launches fewer channels for small messages") {
   CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, Bytes{1} << 30, 8) == 12);
   CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, 8, 8) == 1);
 }
+
+TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS and Tree LL128 chunks for small calls") {
+  using nccl::Algo;
+  using nccl::Func;
+  constexpr Bytes K = 1024, M = 1024 * 1024;
+  const nccl::System one = nccl::describe(topo::make_preset("dgx-h100"), 8);
+  topo::PresetOptions two_nodes;
+  two_nodes.nodes = 2;
+  const nccl::System two = nccl::describe(topo::make_preset("dgx-h100", two_nodes), 16);
+  const Func ar = Func::all_reduce;
+  // Ring Simple keeps CHUNKSTEPS steps; every other algorithm moves one step with Simple.
+  CHECK(nccl::chunk_bytes(one, ar, Algo::ring, Protocol::simple, 64 * M, 16, 2 * M) == 2 * M);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::tree, Protocol::simple, 64 * M, 16, 2 * M) == 512 * K);
+  // NVLS on 8 GPUs and 16 channels: 128 chunks run at once.
+  CHECK(nccl::chunk_bytes(one, ar, Algo::nvls, Protocol::simple, 2 * M, 16, 2 * M) == 16 * K);
+  CHECK(nccl::chunk_bytes(one, ar, Algo::nvls, Protocol::simple, 8 * M, 16, 2 * M) == 32 * K);
+  CHECK(nccl::chunk_bytes(one, ar, Algo::nvls, Protocol::simple, 64 * M, 16, 2 * M) == 64 * K);
+  CHECK(nccl::chunk_bytes(one, ar, Algo::nvls, Protocol::simple, 1024 * M, 16, 2 * M) == 128 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::nvls_tree, Protocol::simple, 2 * M, 16, 2 * M) == 32 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::nvls_tree, Protocol::simple, 16 * M, 16, 2 * M) == 64 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::nvls_tree, Protocol::simple, 128 * M, 16, 2 * M) == 128 * K);
+  // Tree LL128 across 2 nodes of 8: 1 + log2(2) + 0.8 = 2.8 steps.
+  CHECK(nccl::chunk_bytes(two, ar, Algo::tree, Protocol::ll128, 1 * M, 8, 576000) == 18000);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::tree, Protocol::ll128, 1024 * M, 8, 576000) == 576000);
+  // PAT all_gather: the chunk times channels times 32 must fit the call.
+  CHECK(nccl::chunk_bytes(two, Func::all_gather, Algo::pat, Protocol::simple, 1 * M, 1, 2 * M) == 64 * K);
+}

@@ -191,8 +191,9 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--channels", args->channels,
                   "Channels (default: what NCCL would launch: its graph's count, fewer for small messages)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes,
-                  "Data per pipelined step per channel (default: the model's; ring broadcast/reduce use a quarter with "
-                  "Simple, NVLS at most 128K, CollNet chain at most 256K, as NCCL)");
+                  "Data per pipelined step per channel (default: NCCL's choice for the call: the model's chunk for "
+                  "Ring, one step (a quarter) for other Simple algorithms and ring broadcast/reduce, NVLS/NVLSTree "
+                  "16K-128K and Tree LL128 smaller for smaller calls, CollNet chain at most 256K)");
   cmd->add_option("--format", args->format, "Output: table (nccl-tests), json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();

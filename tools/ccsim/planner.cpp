@@ -35,14 +35,20 @@ Planner::Planner(const topo::Topology& topology, const Model& model, int nranks,
     throw Error("channel count must be at least 1, got " + std::to_string(*selection_.channels));
 }
 
-PointOptions Planner::point(const std::string& algorithm, Protocol protocol, int channels) const {
+PointOptions Planner::point(const CollectiveSpec& spec, const std::string& algorithm, Protocol protocol,
+                            int channels) const {
   PointOptions p;
   p.algorithm = algorithm;
   p.gpus_per_thread = selection_.gpus_per_thread;
   auto& o = p.algorithm_options;
   o.protocol = protocol;
   o.channels = selection_.channels.value_or(channels);
-  o.chunk_bytes = selection_.chunk_bytes.value_or(model_.chunk_bytes(protocol));
+  o.chunk_bytes = model_.chunk_bytes(protocol);
+  // What NCCL would pipeline for this call (its algorithms' chunk rules), unless the command says.
+  const auto func = nccl::function_of(spec.kind);
+  const auto a = nccl_algo(algorithm);
+  if (func && a) o.chunk_bytes = nccl::chunk_bytes(system_, *func, *a, protocol, nccl::cost_bytes(spec), o.channels, o.chunk_bytes);
+  if (selection_.chunk_bytes) o.chunk_bytes = *selection_.chunk_bytes;
   // NCCL's own chunk limits: NVLS_CHUNKSIZE 128 KiB (§1.5), CollNet chain 256 KiB (§1.4). The
   // algorithms cap it too; saying it here keeps the pipeline-loop size that measure() uses true.
   if (algorithm == "nvls" || algorithm == "nvls_tree") o.chunk_bytes = std::min<Bytes>(o.chunk_bytes, 128 << 10);
@@ -65,13 +71,13 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
     // Point-to-point in NCCL: direct sends, Simple, over the p2p channels.
     const std::string a = fixed_algo ? selection_.algorithm : algo::default_algorithm(spec.kind);
     const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
-    return point(a, pr, std::max(1, system_.ring.channels));
+    return point(spec, a, pr, std::max(1, system_.ring.channels));
   }
   const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
   if (fixed_algo && !want_algo) {
     // Not one of NCCL's algorithms: the cost model cannot speak for it; Simple unless told.
     const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
-    return point(selection_.algorithm, pr, std::max(1, system_.ring.channels));
+    return point(spec, selection_.algorithm, pr, std::max(1, system_.ring.channels));
   }
   const Bytes bytes = nccl::cost_bytes(spec);
   std::optional<nccl::Estimate> best;
@@ -85,11 +91,11 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
     // The user named something NCCL's model rules out here: run it anyway, so that the algorithm
     // itself says why it cannot run, or runs when NCCL merely would not choose it.
     if (fixed_algo)
-      return point(selection_.algorithm, fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple,
+      return point(spec, selection_.algorithm, fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple,
                    std::max(1, system_.ring.channels));
     return std::nullopt;
   }
-  return point(std::string(to_string(best->algo)), best->proto,
+  return point(spec, std::string(to_string(best->algo)), best->proto,
                nccl::launched_channels(system_, best->algo, best->proto, bytes, spec.nranks));
 }
 
@@ -119,7 +125,7 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
       int channels = std::max(1, system_.ring.channels);
       if (const auto a = nccl_algo(name); a && nccl::function_of(spec.kind))
         channels = nccl::launched_channels(system_, *a, pr, nccl::cost_bytes(spec), spec.nranks);
-      out.push_back(point(name, pr, channels));
+      out.push_back(point(spec, name, pr, channels));
     }
   }
   return out;

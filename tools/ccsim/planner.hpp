@@ -32,7 +32,7 @@ class Planner {
   const nccl::System& system() const { return system_; }
 
  private:
-  PointOptions point(const std::string& algorithm, Protocol protocol, int channels) const;
+  PointOptions point(const CollectiveSpec& spec, const std::string& algorithm, Protocol protocol, int channels) const;
   // The (algorithm, protocol, channels) NCCL would use under the fixed parts of the selection.
   std::optional<PointOptions> nccl_pick(const CollectiveSpec& spec) const;
 
