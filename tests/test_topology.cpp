@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "sim/error.hpp"
@@ -334,4 +335,19 @@ TEST_CASE("keep_nics_per_node: fewer NICs, each next to the ranks it serves") {
   CHECK(t.route(0, 8).latency_class == LatencyClass::net);
   CHECK_THROWS_WITH_AS(t.keep_nics_per_node(5), doctest::Contains("has 4 NICs, fewer than 5"), Error);
   CHECK_THROWS_WITH_AS(t.keep_nics_per_node(0), doctest::Contains("at least 1"), Error);
+}
+
+TEST_CASE("rings on a uniform NVLink mesh spread the channels over every link") {
+  // 4 V100 all-to-all (NV2), 6 channels: every directed link carries two ring hops; rotations of
+  // one order (what suits a switch) would load 4 links six times and leave 8 idle.
+  const Topology t = make_preset("v100-sxm2-4gpu");
+  std::map<std::pair<int, int>, int> hops;
+  for (const auto& ring : rings(t, 4, 6))
+    for (std::size_t i = 0; i < ring.size(); ++i) ++hops[{ring[i], ring[(i + 1) % ring.size()]}];
+  CHECK(hops.size() == 12);
+  for (const auto& [link, n] : hops) CHECK(n == 2);
+  // Behind a switch any order is as good: channels keep the identity order, rotated.
+  const auto sw = rings(make_preset("dgx-h100"), 8, 2);
+  CHECK(sw[0] == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(sw[1] == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 0});
 }

@@ -94,6 +94,16 @@ std::vector<DeviceId> add_dgx1_node(Topology& t, int node, int nodes) {
   return add_pcie_tree(t, node, nodes, g, 4, 1, "3", "qpi-bdw");
 }
 
+// A 4-GPU V100 SXM2 server (the ABCI V-node, reference data/measured/INDEX.md): the four GPUs joined
+// all-to-all by two NVLink2 lanes per pair (NV2: each GPU's six lanes); one PCIe Gen3 switch per
+// socket with two GPUs and one 100G EDR NIC; 2 Skylake sockets.
+std::vector<DeviceId> add_v100_quad_node(Topology& t, int node, int nodes) {
+  const auto g = add_gpus(t, node, nodes, 4, "volta");
+  for (std::size_t a = 0; a < g.size(); ++a)
+    for (std::size_t b = a + 1; b < g.size(); ++b) t.add_link(g[a], g[b], LinkKind::nvlink, "2", 2);
+  return add_pcie_tree(t, node, nodes, g, 2, 1, "3", "upi-skl");
+}
+
 // DGX-2 (reference/nccl-model.md §5.2): 16 V100, each with one NVLink2 lane to each of the 6 switch
 // planes; a plane is the pair of NVSwitch chips (one per baseboard) whose trunk carries 8 lanes,
 // enough for its 8 GPUs, so it is modelled as one non-blocking switch: NV6 between all pairs.
@@ -226,6 +236,11 @@ const std::vector<Preset>& registry() {
         "switches with 2 GPUs and one 100G EDR NIC each, 2 Broadwell sockets",
         false, true},
        networked("dgx1-v100", "edr", add_dgx1_node)},
+      {{"v100-sxm2-4gpu",
+        "4 V100 SXM2 all-to-all by NVLink2 (NV2 per pair), one PCIe Gen3 switch per socket with 2 GPUs and "
+        "one 100G EDR NIC, 2 Skylake sockets (e.g. the ABCI V-node)",
+        false, true},
+       networked("v100-sxm2-4gpu", "edr", add_v100_quad_node)},
       {{"dgx2-v100",
         "NVIDIA DGX-2: 16 V100, NVLink2 through 12 NVSwitch chips (6 planes), NV6 between all pairs, "
         "8 PCIe Gen3 switches with 2 GPUs and one EDR NIC each",

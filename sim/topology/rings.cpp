@@ -3,6 +3,7 @@
 #include "sim/topology/paths.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 
 namespace ccsim::topo {
@@ -24,18 +25,21 @@ struct Score {
 };
 
 // The best Hamiltonian cycles over the GPUs of node 0, by exhaustive search from GPU 0 (small
-// nodes only); empty when every pair is equally connected (any order is then as good).
+// nodes only); empty when every pair is equally connected through a switch (any order is then as
+// good: each GPU's one port carries the ring whatever its neighbours). A uniform mesh of direct
+// links keeps all its cycles, so that channels can spread over different links.
 std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
   std::vector<std::vector<double>> bw(static_cast<std::size_t>(ppn), std::vector<double>(static_cast<std::size_t>(ppn), 0));
-  bool uniform = true;
+  bool uniform = true, direct = true;
   for (int a = 0; a < ppn; ++a)
     for (int b = 0; b < ppn; ++b)
       if (a != b) {
         bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
             route_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b), false);
         uniform &= bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] == bw[0][1];
+        direct &= t.route(static_cast<std::size_t>(a), static_cast<std::size_t>(b)).hops.size() == 1;
       }
-  if (uniform || ppn < 3 || ppn > 10) return {};
+  if ((uniform && !direct) || ppn < 3 || ppn > 10) return {};
   std::vector<std::vector<int>> best;
   Score best_score;
   std::vector<int> path{0};
@@ -78,10 +82,33 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
   const int nodes = nranks / ppn;
   const auto cycles = best_node_cycles(topology, ppn);
   std::vector<std::vector<int>> out;
+  // NCCL's search takes each channel's bandwidth off the links it uses before looking for the next:
+  // each channel takes, among the best cycles, the one whose links the earlier channels used least.
+  std::vector<std::vector<int>> used(static_cast<std::size_t>(ppn), std::vector<int>(static_cast<std::size_t>(ppn), 0));
+  auto least_used = [&] {
+    std::size_t pick = 0;
+    std::pair<int, int> pick_load{INT_MAX, INT_MAX};
+    for (std::size_t i = 0; i < cycles.size(); ++i) {
+      std::pair<int, int> load{0, 0};  // (most-used link, total use) of the cycle's directed links
+      for (std::size_t k = 0; k < cycles[i].size(); ++k) {
+        const int u = used[static_cast<std::size_t>(cycles[i][k])][static_cast<std::size_t>(cycles[i][(k + 1) % cycles[i].size()])];
+        load.first = std::max(load.first, u);
+        load.second += u;
+      }
+      if (load < pick_load) {
+        pick = i;
+        pick_load = load;
+      }
+    }
+    const auto& cycle = cycles[pick];
+    for (std::size_t k = 0; k < cycle.size(); ++k)
+      ++used[static_cast<std::size_t>(cycle[k])][static_cast<std::size_t>(cycle[(k + 1) % cycle.size()])];
+    return cycle;
+  };
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order(static_cast<std::size_t>(ppn));
     for (int i = 0; i < ppn; ++i) order[static_cast<std::size_t>(i)] = i;
-    if (!cycles.empty()) order = cycles[static_cast<std::size_t>(c) % cycles.size()];
+    if (!cycles.empty()) order = least_used();
     std::vector<int> ring;
     for (int node = 0; node < nodes; ++node)
       for (int k = 0; k < ppn; ++k) {
