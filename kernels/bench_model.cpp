@@ -143,8 +143,9 @@ nlohmann::json model_from_bench(const BenchResult& b) {
     set(std::string("launch_latency_us.") + p, b.launch_us, "us", "one kernel launch, back to back in a stream");
   for (const char* cls : {"nvlink", "pcie"})
     for (const char* p : {"simple", "ll", "ll128"})
-      set(std::string("hop_latency_us.") + cls + "." + p, b.step_us, "us",
-          "one dependent step of the CUDA executor (a small copy kernel and an event hand-off to another stream, in a CUDA graph)");
+      for (const char* algorithm : {"", ".tree"})
+        set(std::string("hop_latency_us.") + cls + "." + p + algorithm, b.step_us, "us",
+            "one dependent step of the CUDA executor (a small copy kernel and an event hand-off to another stream, in a CUDA graph)");
   nlohmann::json not_measured = nlohmann::json::array();
   const std::vector<std::string> measured{"hbm_bandwidth_gbps", "launch_latency_us", "hop_latency_us"};
   for (const auto& spec : model_parameter_specs()) {

@@ -27,9 +27,12 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     for (auto p : all_protocols()) {
       const std::string proto(to_string(p));
       v.push_back({"launch_latency_us." + proto, "us", "fixed cost of one collective call"});
-      for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
+      for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net}) {
         v.push_back({"hop_latency_us." + std::string(to_string(c)) + "." + proto, "us",
                      "latency of one step over a route of this class"});
+        v.push_back({"hop_latency_us." + std::string(to_string(c)) + "." + proto + ".tree", "us",
+                     "latency of one step of the tree algorithm over a route of this class"});
+      }
       v.push_back({"channel_bandwidth_gbps." + proto, "GB/s",
                    "most one channel (thread block) moves on its own; 0 means no cap"});
       v.push_back({"chunk_bytes." + proto, "B", "data per pipelined ring step of one channel"});
@@ -146,8 +149,9 @@ double Model::launch_latency_s(Protocol p) const {
   return get("launch_latency_us." + std::string(to_string(p))) * 1e-6;
 }
 
-double Model::hop_latency_s(LatencyClass c, Protocol p) const {
-  return get("hop_latency_us." + std::string(to_string(c)) + "." + std::string(to_string(p))) * 1e-6;
+double Model::hop_latency_s(LatencyClass c, Protocol p, bool tree) const {
+  return get("hop_latency_us." + std::string(to_string(c)) + "." + std::string(to_string(p)) + (tree ? ".tree" : "")) *
+         1e-6;
 }
 
 double Model::channel_bandwidth_bytes_per_s(Protocol p) const {

@@ -53,8 +53,9 @@ class Model {
   // issues its iterations back to back and the GPUs queue them, so a call lasts at least this
   // long however fast the GPUs finish it.
   double host_issue_s(int gpus_per_thread) const;
-  // Latency charged before each send, by the route's latency class.
-  double hop_latency_s(LatencyClass c, Protocol p) const;
+  // Latency charged before each send, by the route's latency class; NCCL's tree steps have their
+  // own (its hwLat table has a row per algorithm).
+  double hop_latency_s(LatencyClass c, Protocol p, bool tree = false) const;
   // Fraction of a link's signalling rate that carries data (protocol headers, flow control).
   double nvlink_efficiency() const { return get("nvlink_efficiency"); }
   double pcie_efficiency() const { return get("pcie_efficiency"); }

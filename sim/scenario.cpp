@@ -361,10 +361,12 @@ System build_system(const Scenario& scenario, const Variant& variant) {
             throw Error("the machine has no " + std::string(topo::to_string(c.link_kind)) + " link");
           break;
         case Change::Kind::scale_latency:
-          for (auto p : all_protocols()) {
-            const std::string key = "hop_latency_us." + std::string(to_string(c.latency_class)) + "." + std::string(to_string(p));
-            s.model.set(key, s.model.get(key) * c.factor, "scenario " + scenario.name);
-          }
+          for (auto p : all_protocols())
+            for (const char* algorithm : {"", ".tree"}) {
+              const std::string key = "hop_latency_us." + std::string(to_string(c.latency_class)) + "." +
+                                      std::string(to_string(p)) + algorithm;
+              s.model.set(key, s.model.get(key) * c.factor, "scenario " + scenario.name);
+            }
           break;
         case Change::Kind::remove_device:
           for (const auto& pattern : c.devices)
