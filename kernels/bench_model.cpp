@@ -141,10 +141,10 @@ nlohmann::json model_from_bench(const BenchResult& b) {
           " MiB, bytes read plus written per second");
   for (const char* p : {"simple", "ll", "ll128"})
     set(std::string("launch_latency_us.") + p, b.launch_us, "us", "one kernel launch, back to back in a stream");
-  for (const char* cls : {"nvlink", "pcie"})
-    for (const char* p : {"simple", "ll", "ll128"})
-      for (const char* algorithm : {"", ".tree"})
-        set(std::string("hop_latency_us.") + cls + "." + p + algorithm, b.step_us, "us",
+  for (auto cls : {LatencyClass::nvlink, LatencyClass::pcie})
+    for (auto p : all_protocols())
+      for (bool tree : {false, true})
+        set(hop_latency_parameter(cls, p, tree), b.step_us, "us",
             "one dependent step of the CUDA executor (a small copy kernel and an event hand-off to another stream, in a CUDA graph)");
   nlohmann::json not_measured = nlohmann::json::array();
   const std::vector<std::string> measured{"hbm_bandwidth_gbps", "launch_latency_us", "hop_latency_us"};

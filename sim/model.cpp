@@ -21,6 +21,10 @@ std::string_view to_string(LatencyClass c) {
   return "?";
 }
 
+std::string hop_latency_parameter(LatencyClass c, Protocol p, bool tree) {
+  return "hop_latency_us." + std::string(to_string(c)) + "." + std::string(to_string(p)) + (tree ? ".tree" : "");
+}
+
 const std::vector<ParameterSpec>& model_parameter_specs() {
   static const std::vector<ParameterSpec> specs = [] {
     std::vector<ParameterSpec> v;
@@ -28,9 +32,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
       const std::string proto(to_string(p));
       v.push_back({"launch_latency_us." + proto, "us", "fixed cost of one collective call"});
       for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net}) {
-        v.push_back({"hop_latency_us." + std::string(to_string(c)) + "." + proto, "us",
-                     "latency of one step over a route of this class"});
-        v.push_back({"hop_latency_us." + std::string(to_string(c)) + "." + proto + ".tree", "us",
+        v.push_back({hop_latency_parameter(c, p), "us", "latency of one step over a route of this class"});
+        v.push_back({hop_latency_parameter(c, p, true), "us",
                      "latency of one step of the tree algorithm over a route of this class"});
       }
       v.push_back({"channel_bandwidth_gbps." + proto, "GB/s",
@@ -150,8 +153,7 @@ double Model::launch_latency_s(Protocol p) const {
 }
 
 double Model::hop_latency_s(LatencyClass c, Protocol p, bool tree) const {
-  return get("hop_latency_us." + std::string(to_string(c)) + "." + std::string(to_string(p)) + (tree ? ".tree" : "")) *
-         1e-6;
+  return get(hop_latency_parameter(c, p, tree)) * 1e-6;
 }
 
 double Model::channel_bandwidth_bytes_per_s(Protocol p) const {

@@ -16,6 +16,9 @@ namespace ccsim {
 // Latency classes of a route: the slowest kind of link it crosses decides the per-hop latency.
 enum class LatencyClass { nvlink, pcie, net };
 std::string_view to_string(LatencyClass c);
+// The model parameter holding one step's latency: "hop_latency_us.<class>.<protocol>", with
+// ".tree" for the tree algorithm's row.
+std::string hop_latency_parameter(LatencyClass c, Protocol p, bool tree = false);
 
 struct Parameter {
   double value = 0;

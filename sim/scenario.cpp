@@ -362,9 +362,8 @@ System build_system(const Scenario& scenario, const Variant& variant) {
           break;
         case Change::Kind::scale_latency:
           for (auto p : all_protocols())
-            for (const char* algorithm : {"", ".tree"}) {
-              const std::string key = "hop_latency_us." + std::string(to_string(c.latency_class)) + "." +
-                                      std::string(to_string(p)) + algorithm;
+            for (bool tree : {false, true}) {
+              const std::string key = hop_latency_parameter(c.latency_class, p, tree);
               s.model.set(key, s.model.get(key) * c.factor, "scenario " + scenario.name);
             }
           break;
