@@ -82,8 +82,21 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       while (!c.sends.empty()) retire_oldest(c);
   };
 
+  // Sends a stream posts back to back with the same data to different peers (a tree node's
+  // children) leave together: NCCL's primitive writes to every peer in one pass, so their latencies
+  // overlap and the group pays the longest. Sends of different data (an alltoall's blocks: separate
+  // point-to-point operations) and successive sends to one peer (pipelined chunks) pay one each.
+  // `batch_peers` holds the peers of the current group, `batch_slept` its latency so far.
+  std::vector<int> batch_peers;
+  Region batch_src;
+  double batch_slept = 0;
   for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
     const Step& step = stream.steps[i];
+    if (step.kind != StepKind::send || std::find(batch_peers.begin(), batch_peers.end(), step.peer) != batch_peers.end() ||
+        step.src.buffer != batch_src.buffer || step.src.offset != batch_src.offset || step.src.count != batch_src.count) {
+      batch_peers.clear();
+      batch_slept = 0;
+    }
     const double start = sg4::Engine::get_clock();
     const std::uint64_t data_bytes = step.count() * elem;
     switch (step.kind) {
@@ -96,7 +109,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
             step.fused ? 0.0
                        : ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)] +
                              route.extra_latency_s;
-        if (alpha > 0) sg4::this_actor::sleep_for(alpha);
+        if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
+        batch_slept = std::max(batch_slept, alpha);
+        batch_peers.push_back(step.peer);
+        batch_src = step.src;
         const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
         sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);
         double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
@@ -106,7 +122,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         ++ctx.messages;
         connection.sends.push_back({comm, i, start, bytes});
         if (!step.fused) ++connection.messages;
-        if (step.wait) retire_all();
+        if (step.wait) {
+          retire_all();
+          batch_peers.clear();
+          batch_slept = 0;
+        }
         break;
       }
       case StepKind::recv: {

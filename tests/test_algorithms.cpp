@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <set>
 #include <string>
@@ -169,6 +171,36 @@ TEST_CASE("the double binary tree: two spanning trees, no node interior in both"
       INFO("n=", n);
       CHECK(both <= 2);  // the two roots' single children aside, interior nodes differ
     }
+  }
+}
+
+TEST_CASE("tree chains follow the channel's ring inside each node, headed by its first GPU") {
+  // 2 nodes of 4 GPUs; the rings the planner laid out give each channel's order inside node 0.
+  auto o = one_channel(1 << 20, 4);
+  o.channels = 2;
+  o.rings = {{2, 0, 1, 3, 7, 5, 4, 6}, {3, 1, 0, 2, 6, 4, 5, 7}};
+  const Schedule s = algo::compile("tree", spec_of(CollectiveKind::all_reduce, 8, 1024), o);
+  for (const auto& stream : s.streams) {
+    const auto& ring = o.rings[static_cast<std::size_t>(stream.channel)];
+    const int pos = static_cast<int>(std::find(ring.begin(), ring.begin() + 4, stream.rank % 4) - ring.begin());
+    for (const auto& step : stream.steps) {
+      if (step.kind != StepKind::send) continue;
+      INFO("channel ", stream.channel, " rank ", stream.rank, " sends to ", step.peer);
+      if (step.peer / 4 != stream.rank / 4) {
+        CHECK(pos == 0);  // only the head crosses nodes
+        CHECK(step.peer % 4 == stream.rank % 4);
+      } else {
+        const int peer_pos = static_cast<int>(std::find(ring.begin(), ring.begin() + 4, step.peer % 4) - ring.begin());
+        CHECK(std::abs(peer_pos - pos) == 1);  // chain neighbours in ring order
+      }
+    }
+  }
+  CHECK(kernels::check(s, false).wrong == 0);
+  // Rooted: the root heads its node's chain, the rest of the chain in ring order.
+  for (int root : {1, 6}) {
+    INFO("root ", root);
+    CHECK(kernels::check(algo::compile("tree", spec_of(CollectiveKind::broadcast, 8, 1024, root), o), false).wrong == 0);
+    CHECK(kernels::check(algo::compile("tree", spec_of(CollectiveKind::reduce, 8, 1024, root), o), false).wrong == 0);
   }
 }
 

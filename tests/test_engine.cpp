@@ -282,3 +282,36 @@ TEST_CASE("staged receives run their kernel after the data: transfer, then 2 or 
     CHECK(std::fabs(fused - fused_expected) / fused_expected < 1e-9);
   }
 }
+
+TEST_CASE("sends of the same data to several peers pay one latency; of different data, one each") {
+  const Model model = pure_alpha_beta();
+  const std::uint64_t count = 1000;  // bandwidth time negligible next to alpha
+  auto fan_out = [&](bool same_data) {
+    Schedule s;
+    s.spec.nranks = 4;
+    s.spec.count = 4 * count;
+    s.spec.type = DataType::uint8;
+    s.algorithm = "test";
+    Stream tx{0, 0, {}};
+    for (int peer = 1; peer < 4; ++peer) {
+      Step send;
+      send.kind = StepKind::send;
+      send.peer = peer;
+      send.src = {BufferId::input, same_data ? 0 : static_cast<std::uint64_t>(peer) * count, count};
+      tx.steps.push_back(send);
+      Stream rx{peer, 0, {}};
+      Step recv;
+      recv.kind = StepKind::recv;
+      recv.peer = 0;
+      recv.dst = {BufferId::output, 0, count};
+      rx.steps.push_back(recv);
+      s.streams.push_back(rx);
+    }
+    s.streams.push_back(tx);
+    s.validate();
+    return simulate(s, flat(4), model, no_compute()).timeline.total_s();
+  };
+  const double transfer = 3.0 * count / kPortBandwidth;
+  CHECK(fan_out(true) <= kAlpha + transfer + 1e-15);
+  CHECK(fan_out(false) >= 3 * kAlpha);
+}

@@ -337,6 +337,25 @@ TEST_CASE("keep_nics_per_node: fewer NICs, each next to the ranks it serves") {
   CHECK_THROWS_WITH_AS(t.keep_nics_per_node(0), doctest::Contains("at least 1"), Error);
 }
 
+TEST_CASE("rings across nodes spread over NICs that GPUs share") {
+  // 4 NICs for 8 GPUs (ABCI A-node, p4de): rotating the start GPU by the channel would send
+  // channels 0-3 out through NICs 0, 0, 2, 2 and leave NIC 4 idle; each NIC takes one instead.
+  PresetOptions o;
+  o.nodes = 2;
+  Topology t = make_preset("dgx-a100", o);
+  t.keep_nics_per_node(4);
+  const auto rs = rings(t, 16, 4);
+  std::map<DeviceId, int> leaving, returning;
+  for (const auto& ring : rs) {
+    CHECK(ring[7] / 8 == 0);
+    CHECK(ring[8] % 8 == ring[7] % 8);  // the node-to-node hop stays on one rail
+    ++leaving[t.nic_of(static_cast<std::size_t>(ring[7]))];
+    ++returning[t.nic_of(static_cast<std::size_t>(ring[0]))];
+  }
+  CHECK(leaving.size() == 4);
+  CHECK(returning.size() == 4);
+}
+
 TEST_CASE("rings on a uniform NVLink mesh spread the channels over every link") {
   // 4 V100 all-to-all (NV2), 6 channels: every directed link carries two ring hops; rotations of
   // one order (what suits a switch) would load 4 links six times and leave 8 idle.

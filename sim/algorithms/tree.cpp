@@ -3,6 +3,8 @@
 #include "sim/algorithms/pipeline.hpp"
 #include "sim/error.hpp"
 
+#include <algorithm>
+
 namespace ccsim::algo {
 
 namespace {
@@ -51,24 +53,40 @@ struct Links {
   std::vector<int> children;
 };
 
-// Ranks are relabelled so that `root` is the head of node 0 (its node first, itself first in its
-// node's chain, every other node's chain starting at the same local index).
-Links links_of(int r, int ppn, int nodes, const std::vector<int>& node_parent, int root) {
-  const int root_node = root / ppn, root_local = root % ppn;
-  auto rel_node = [&](int rank) { return (rank / ppn - root_node + nodes) % nodes; };
-  auto rel_local = [&](int rank) { return (rank % ppn - root_local + ppn) % ppn; };
-  auto rank_of = [&](int node_rel, int local_rel) {
-    return ((node_rel + root_node) % nodes) * ppn + (local_rel + root_local) % ppn;
+// `chain` lists a node's GPUs (local indices) in chain order, its head first; every node uses the
+// same order. Nodes are relabelled so that `root_node` is node 0 of the tree.
+Links links_of(int r, int ppn, int nodes, const std::vector<int>& node_parent, const std::vector<int>& chain, int root_node) {
+  std::vector<int> position(static_cast<std::size_t>(ppn));
+  for (int k = 0; k < ppn; ++k) position[static_cast<std::size_t>(chain[static_cast<std::size_t>(k)])] = k;
+  auto rank_of = [&](int node_rel, int pos) {
+    return ((node_rel + root_node) % nodes) * ppn + chain[static_cast<std::size_t>(pos)];
   };
-  const int node = rel_node(r), local = rel_local(r);
+  const int node = (r / ppn - root_node + nodes) % nodes, pos = position[static_cast<std::size_t>(r % ppn)];
   Links links;
-  if (local > 0) links.parent = rank_of(node, local - 1);
+  if (pos > 0) links.parent = rank_of(node, pos - 1);
   else if (node_parent[static_cast<std::size_t>(node)] >= 0) links.parent = rank_of(node_parent[static_cast<std::size_t>(node)], 0);
-  if (local + 1 < ppn) links.children.push_back(rank_of(node, local + 1));
-  if (local == 0)
+  if (pos + 1 < ppn) links.children.push_back(rank_of(node, pos + 1));
+  if (pos == 0)
     for (int m = 0; m < nodes; ++m)
       if (node_parent[static_cast<std::size_t>(m)] == node) links.children.push_back(rank_of(m, 0));
   return links;
+}
+
+// The chain of channel c inside every node: the node-0 stretch of the channel's ring when the
+// planner laid rings out on the topology (so the chain follows NVLink on a mesh, and heads rotate
+// over the NICs as the rings' entry GPUs do), else GPU `head`, head + 1, ...; rotated so that
+// `head` leads when a root must head it.
+std::vector<int> chain_of(const AlgorithmOptions& options, int c, int ppn, int head, bool rotate_to_head) {
+  std::vector<int> chain(static_cast<std::size_t>(ppn));
+  const auto& rings = options.rings;
+  if (rings.empty() || static_cast<int>(rings[static_cast<std::size_t>(c) % rings.size()].size()) < ppn) {
+    for (int k = 0; k < ppn; ++k) chain[static_cast<std::size_t>(k)] = (head + k) % ppn;
+    return chain;
+  }
+  const auto& ring = rings[static_cast<std::size_t>(c) % rings.size()];
+  for (int k = 0; k < ppn; ++k) chain[static_cast<std::size_t>(k)] = ring[static_cast<std::size_t>(k)] % ppn;
+  if (rotate_to_head) std::rotate(chain.begin(), std::find(chain.begin(), chain.end(), head), chain.end());
+  return chain;
 }
 
 }  // namespace
@@ -87,10 +105,13 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
     // all_reduce alternates the two trees over channels; broadcast and reduce use tree 0 from the root.
     const std::vector<int>& up = node_parent[all_reduce ? c % 2 : 0];
     const auto loops = chunk_loops(spec.count, 1, options.channels, c, chunk, align);
+    // all_reduce heads each node's chain with a GPU that rotates over the channels, so channels
+    // spread over the NICs (NCCL gives every tree channel its own NIC); broadcast and reduce head
+    // it with the root.
+    const std::vector<int> chain = chain_of(options, c, ppn, all_reduce ? c % ppn : spec.root % ppn, !all_reduce);
+    const int root_node = all_reduce ? 0 : spec.root / ppn;
     for (int r = 0; r < n; ++r) {
-      // all_reduce heads each node's chain with GPU c mod ppn, so channels spread over the NICs
-      // (NCCL gives every tree channel its own NIC).
-      const Links links = links_of(r, ppn, nodes, up, all_reduce ? c % ppn : spec.root);
+      const Links links = links_of(r, ppn, nodes, up, chain, root_node);
       const bool root = links.parent < 0;
       const int up_tag = 2 * c, down_tag = 2 * c + 1;
       Stream reduce_stream{r, c, {}}, broadcast_stream{r, c, {}};

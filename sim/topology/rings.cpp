@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <map>
 
 namespace ccsim::topo {
 
@@ -105,15 +106,40 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
       ++used[static_cast<std::size_t>(cycle[k])][static_cast<std::size_t>(cycle[(k + 1) % cycle.size()])];
     return cycle;
   };
+  // Across nodes a channel leaves node 0 through the NIC of its last GPU and comes back through the
+  // NIC of its first. When several GPUs share a NIC (4 NICs for 8 GPUs), rotating the start GPU by
+  // the channel index would pile channels onto a few NICs; instead each channel takes the rotation
+  // whose NICs the earlier channels left least loaded, per direction, as NCCL's search spreads
+  // channels over the NICs.
+  std::vector<DeviceId> nic;
+  if (nodes > 1)
+    for (int i = 0; i < ppn; ++i) nic.push_back(topology.nic_of(static_cast<std::size_t>(i)));
+  std::map<DeviceId, int> out_load, back_load;  // channels leaving node 0 / coming back, per NIC
+  auto rotation = [&](int c, const std::vector<int>& order) {
+    if (nic.empty()) return c % ppn;
+    int pick = c % ppn;
+    std::pair<int, int> pick_load{INT_MAX, INT_MAX};
+    for (int k = 0; k < ppn; ++k) {
+      const int s = (c + k) % ppn;
+      const DeviceId exit = nic[static_cast<std::size_t>(order[static_cast<std::size_t>((s + ppn - 1) % ppn)])];
+      const DeviceId entry = nic[static_cast<std::size_t>(order[static_cast<std::size_t>(s)])];
+      const std::pair<int, int> load{std::max(out_load[exit], back_load[entry]), out_load[exit] + back_load[entry]};
+      if (load < pick_load) pick = s, pick_load = load;
+    }
+    ++out_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>((pick + ppn - 1) % ppn)])]];
+    ++back_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>(pick)])]];
+    return pick;
+  };
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order(static_cast<std::size_t>(ppn));
     for (int i = 0; i < ppn; ++i) order[static_cast<std::size_t>(i)] = i;
     if (!cycles.empty()) order = least_used();
+    const int start = rotation(c, order);
     std::vector<int> ring;
     for (int node = 0; node < nodes; ++node)
       for (int k = 0; k < ppn; ++k) {
         const int step = node % 2 == 0 ? k : ppn - 1 - k;  // snake: exit and entry GPU share a rail
-        ring.push_back(node * ppn + order[static_cast<std::size_t>((c + step) % ppn)]);
+        ring.push_back(node * ppn + order[static_cast<std::size_t>((start + step) % ppn)]);
       }
     for (int r = nodes * ppn; r < nranks; ++r) ring.push_back(r);  // ranks of a partial last node
     out.push_back(std::move(ring));

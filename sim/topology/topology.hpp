@@ -102,6 +102,9 @@ class Topology {
   Route path(DeviceId src, DeviceId dst) const;
   // NICs in device order (their index is the rail) of one node.
   std::vector<DeviceId> nics_of_node(int node) const;
+  // The NIC rank `gpu_index` sends to and receives from other nodes through (see gpu_nic). Error
+  // when its node has none.
+  DeviceId nic_of(std::size_t gpu_index) const { return gpu_nic(gpus_.at(gpu_index)); }
 
   // The NVLink lanes from a GPU to the NVSwitch chips of its node that reduce and multicast (NVLS),
   // striped together. Error when the GPU reaches no such switch.
