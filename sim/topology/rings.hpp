@@ -7,7 +7,8 @@
 // channels before it used least (as NCCL's search takes each channel's bandwidth off its links).
 // Across nodes every node-to-node hop stays on one rail (the exit GPU of a node and the entry GPU of
 // the next share a NIC index), by walking nodes alternately forwards and backwards, and each channel
-// starts at another rail so that all NICs carry traffic.
+// starts where the NICs it leaves and re-enters by are the least loaded by earlier channels, so that
+// all NICs carry traffic even when GPUs share them (4 NICs for 8 GPUs).
 #include <vector>
 
 #include "sim/topology/topology.hpp"
