@@ -83,7 +83,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   };
 
   // Sends a stream posts back to back with the same data to different peers (a tree node's
-  // children) leave together: NCCL's primitive writes to every peer in one pass, so their latencies
+  // children; a direct broadcast's or all_gather's peers) leave together: one kernel pass writes
+  // the buffer to every peer (NCCL's primitives do so for a tree's children), so their latencies
   // overlap and the group pays the longest. Sends of different data (an alltoall's blocks: separate
   // point-to-point operations) and successive sends to one peer (pipelined chunks) pay one each.
   // `batch_peers` holds the peers of the current group, `batch_slept` its latency so far.

@@ -283,7 +283,7 @@ TEST_CASE("staged receives run their kernel after the data: transfer, then 2 or 
   }
 }
 
-TEST_CASE("sends of the same data to several peers pay one latency; of different data, one each") {
+TEST_CASE("sends of the same data to several peers pay one latency, sends of different data one each") {
   const Model model = pure_alpha_beta();
   const std::uint64_t count = 1000;  // bandwidth time negligible next to alpha
   auto fan_out = [&](bool same_data) {
