@@ -66,7 +66,6 @@ DevicePlan plan_for_device(const Schedule& schedule) {
   return plan;
 }
 
-
 void execute_plan(const Schedule& schedule, const DevicePlan& plan, std::vector<RankMemory>& memory) {
   const std::size_t e = element_bytes(schedule.spec.type);
   std::vector<std::vector<std::byte>> staging(plan.staging_count.size());

@@ -91,13 +91,15 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   std::vector<int> batch_peers;
   Region batch_src;
   double batch_slept = 0;
+  auto end_batch = [&] {
+    batch_peers.clear();
+    batch_slept = 0;
+  };
   for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
     const Step& step = stream.steps[i];
     if (step.kind != StepKind::send || std::find(batch_peers.begin(), batch_peers.end(), step.peer) != batch_peers.end() ||
-        step.src.buffer != batch_src.buffer || step.src.offset != batch_src.offset || step.src.count != batch_src.count) {
-      batch_peers.clear();
-      batch_slept = 0;
-    }
+        step.src.buffer != batch_src.buffer || step.src.offset != batch_src.offset || step.src.count != batch_src.count)
+      end_batch();
     const double start = sg4::Engine::get_clock();
     const std::uint64_t data_bytes = step.count() * elem;
     switch (step.kind) {
@@ -125,8 +127,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (!step.fused) ++connection.messages;
         if (step.wait) {
           retire_all();
-          batch_peers.clear();
-          batch_slept = 0;
+          end_batch();
         }
         break;
       }

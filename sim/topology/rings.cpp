@@ -117,17 +117,19 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
   std::map<DeviceId, int> out_load, back_load;  // channels leaving node 0 / coming back, per NIC
   auto rotation = [&](int c, const std::vector<int>& order) {
     if (nic.empty()) return c % ppn;
+    // Starting at order[s], node 0 is left by the NIC of order[s - 1] and re-entered by order[s]'s.
+    auto exit_nic = [&](int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>((s + ppn - 1) % ppn)])]; };
+    auto entry_nic = [&](int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>(s)])]; };
     int pick = c % ppn;
     std::pair<int, int> pick_load{INT_MAX, INT_MAX};
     for (int k = 0; k < ppn; ++k) {
       const int s = (c + k) % ppn;
-      const DeviceId exit = nic[static_cast<std::size_t>(order[static_cast<std::size_t>((s + ppn - 1) % ppn)])];
-      const DeviceId entry = nic[static_cast<std::size_t>(order[static_cast<std::size_t>(s)])];
-      const std::pair<int, int> load{std::max(out_load[exit], back_load[entry]), out_load[exit] + back_load[entry]};
+      const int out = out_load[exit_nic(s)], back = back_load[entry_nic(s)];
+      const std::pair<int, int> load{std::max(out, back), out + back};
       if (load < pick_load) pick = s, pick_load = load;
     }
-    ++out_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>((pick + ppn - 1) % ppn)])]];
-    ++back_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>(pick)])]];
+    ++out_load[exit_nic(pick)];
+    ++back_load[entry_nic(pick)];
     return pick;
   };
   for (int c = 0; c < channels; ++c) {
