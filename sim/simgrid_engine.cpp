@@ -1,6 +1,7 @@
 // The SimGrid 3.32 engine. One actor per (rank, channel) stream replays its steps; links are
 // split-duplex with zero latency so that bandwidth sharing is pure max-min, and each send pays its
-// route's latency explicitly before it starts (reference/simgrid-notes.md §2b-3).
+// route's latency explicitly (reference/simgrid-notes.md §2b-3): before it starts, or for a
+// network step partly as a delay on its arrival (run_stream).
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -18,6 +19,15 @@ namespace ccsim {
 
 namespace {
 
+// A message's payload: when it was posted and how long after that its data can first arrive.
+// SimGrid starts a transfer once the receiver asks for it; data that was already on its way by
+// then has spent that time travelling, so the receiver sees it at the transfer's end, or at
+// post + delay + transfer time if that is later.
+struct Envelope {
+  double posted = 0;
+  double delay = 0;
+};
+
 struct Context {
   const Schedule& schedule;
   const PlatformPlan& plan;
@@ -26,6 +36,9 @@ struct Context {
   std::vector<sg4::Host*> hosts;
   bool run_reduce_kernels = true;  // false when no receive-reduce kernel can outlast its transfer
   double hop_latency_s[3][3] = {};         // [latency class][protocol]
+  double net_delivery_s[3] = {};  // [protocol]: a network step's latency past the GPU's own part
+  std::deque<Envelope> envelopes;  // of the messages that arrive later than their transfer ends
+  std::vector<Envelope*> spare_envelopes;  // received ones, for reuse: memory stays what is in flight
   double channel_cap_bytes_per_s[3] = {};  // [protocol], 0: none
   std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes;
   std::vector<StepRecord> records;
@@ -43,8 +56,7 @@ struct Context {
   }
 };
 
-int token = 0;         // put needs a non-null payload; only the simulated size matters
-int* payload_sink = nullptr;  // where gets store that payload: it must outlive every pending get
+Envelope no_delay;  // the payload of a message that arrives as its transfer ends
 
 // NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many messages
 // ahead of its receiver (reference/nccl-model.md §1.2). The engine holds each (stream, peer) to as
@@ -108,16 +120,35 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (!step.fused)
           while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
         const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
-        const double alpha =
-            step.fused ? 0.0
-                       : ctx.hop_latency_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)] +
-                             route.extra_latency_s;
+        // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
+        // the step's latency holds the stream. On a network step the GPU pays only its local part
+        // (the NVLink hop latency) and goes on; NCCL's proxy thread and the NIC carry the rest, by
+        // which the message arrives later. A ring across nodes so pays the network latency only
+        // where its chain of steps crosses (NCCL: nInter x interLat, reference/nccl-model.md §3.5).
+        const int proto = static_cast<int>(step.protocol);
+        double alpha = step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
+        double delay = 0;
+        if (!step.fused && route.latency_class == LatencyClass::net) {
+          alpha = std::min(alpha, ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto]);
+          delay = ctx.net_delivery_s[proto];
+        }
+        if (!step.fused) delay += route.extra_latency_s;
         if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
+        Envelope* envelope = &no_delay;
+        if (delay > 0) {
+          if (ctx.spare_envelopes.empty()) {
+            envelope = &ctx.envelopes.emplace_back();
+          } else {
+            envelope = ctx.spare_envelopes.back();
+            ctx.spare_envelopes.pop_back();
+          }
+          *envelope = {sg4::Engine::get_clock(), delay};
+        }
         batch_slept = std::max(batch_slept, alpha);
         batch_peers.push_back(step.peer);
         batch_src = step.src;
         const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
-        sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(&token, bytes);
+        sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(envelope, bytes);
         double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
         if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
         if (cap > 0) comm->set_rate(cap);
@@ -134,16 +165,28 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       case StepKind::recv: {
         // A group of overlapping receives is posted at once and completed together.
         std::vector<sg4::CommPtr> comms;
+        std::deque<Envelope*> envelopes;  // where each get stores its message's payload
         double reduce_bytes = 0;
         std::uint32_t last = i;
         for (;; ++last) {
           const Step& r = stream.steps[last];
-          comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag)->get_async<int>(&payload_sink));
+          comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag)->get_async<Envelope>(&envelopes.emplace_back(nullptr)));
           if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
           if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
         }
-        if (ctx.options.staged_receives) {
+        auto arrive = [&] {
           for (auto& comm : comms) comm->wait();
+          double arrival = 0;
+          for (std::size_t k = 0; k < comms.size(); ++k) {
+            Envelope* e = envelopes[k];
+            arrival = std::max(arrival, comms[k]->get_finish_time() + std::max(0.0, e->posted + e->delay - comms[k]->get_start_time()));
+            if (e != &no_delay) ctx.spare_envelopes.push_back(e);
+          }
+          const double now = sg4::Engine::get_clock();
+          if (arrival > now) sg4::this_actor::sleep_for(arrival - now);
+        };
+        if (ctx.options.staged_receives) {
+          arrive();
           double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
           for (std::uint32_t k = i; k <= last; ++k)
             kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
@@ -157,7 +200,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         // result) while the data arrives: the two overlap and the slower one decides.
         sg4::ExecPtr exec;
         if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
-        for (auto& comm : comms) comm->wait();
+        arrive();
         if (exec) exec->wait();
         if (record)
           for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
@@ -227,11 +270,14 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, 0, 0};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0};
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.hop_latency_s(c, p, schedule.algorithm == "tree");
+    const int i = static_cast<int>(p);
+    ctx.net_delivery_s[i] = std::max(0.0, ctx.hop_latency_s[static_cast<int>(LatencyClass::net)][i] -
+                                              ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][i]);
     ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = model.channel_bandwidth_bytes_per_s(p);
   }
   auto* zone = sg4::create_full_zone("platform");

@@ -315,3 +315,28 @@ TEST_CASE("sends of the same data to several peers pay one latency, sends of dif
   CHECK(fan_out(true) <= kAlpha + transfer + 1e-15);
   CHECK(fan_out(false) >= 3 * kAlpha);
 }
+
+TEST_CASE("a ring across nodes pays the network latency only where its chain of steps crosses nodes") {
+  // 16 ranks on 2 nodes, ring 0..15: the 30 steps of an all_reduce form a chain of hops around the
+  // ring, at most 4 of them across nodes. A sender does not wait out a network hop's latency (the
+  // proxy and the NIC carry it), so a tiny all_reduce takes 26 NVLink hops and 4 network hops,
+  // not 30 network hops.
+  topo::PresetOptions o;
+  o.nodes = 2;
+  const topo::Topology t = topo::make_preset("dgx-h100", o);
+  Model m = Model::builtin("hopper");
+  m.set("launch_latency_us.ll", 0, "test");
+  CollectiveSpec spec;
+  spec.nranks = 16;
+  spec.count = 16;
+  algo::AlgorithmOptions opt;
+  opt.channels = 1;
+  opt.protocol = Protocol::ll;
+  opt.chunk_bytes = 64;
+  opt.ranks_per_node = 8;
+  const double nvlink = m.hop_latency_s(LatencyClass::nvlink, Protocol::ll);
+  const double net = m.hop_latency_s(LatencyClass::net, Protocol::ll);
+  REQUIRE(net > 2 * nvlink);
+  const double time = simulate(algo::compile("ring", spec, opt), t, m, no_compute()).timeline.total_s();
+  CHECK(time == doctest::Approx(26 * nvlink + 4 * net).epsilon(1e-3));
+}

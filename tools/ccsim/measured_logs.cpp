@@ -56,6 +56,10 @@ std::vector<LogCase> read_map(const std::string& file) {
     if (e.contains("nics_per_node"))
       c.topology.nics_per_node = need(e, "nics_per_node", where, is_int, "an integer").get<int>();
     if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
+    if (e.contains("gpus_per_thread")) {
+      c.gpus_per_thread = need(e, "gpus_per_thread", where, is_int, "an integer").get<int>();
+      if (*c.gpus_per_thread < 1) throw Error(file + ": " + where + ".gpus_per_thread: expected 1 or more");
+    }
     if (auto set = optional_string(e, "set", where, "\"fit\" or \"holdout\"")) {
       c.set = *set;
       if (c.set != "fit" && c.set != "holdout") throw Error(file + ": " + where + ".set: expected \"fit\" or \"holdout\"");
@@ -106,7 +110,10 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   if (p.ranks > gpus || (p.ranks < gpus && p.topology.gpus_per_node() < gpus))
     throw Error(c.log + ": the log has " + std::to_string(p.ranks) + " ranks; topology " + p.topology.name() + " has " +
                 std::to_string(gpus) + " GPUs (set --nodes / --gpus-per-node to match)");
-  p.gpus_per_thread = p.log.gpus_per_thread.value_or(1);
+  if (p.log.gpus_per_thread && c.gpus_per_thread && *p.log.gpus_per_thread != *c.gpus_per_thread)
+    throw Error(c.log + ": the map says gpus_per_thread " + std::to_string(*c.gpus_per_thread) + ", the log's " +
+                p.log.gpus_per_thread_source + " says " + std::to_string(*p.log.gpus_per_thread));
+  p.gpus_per_thread = p.log.gpus_per_thread.value_or(c.gpus_per_thread.value_or(1));
   const CollectiveKind kind = *p.log.collective;
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;

@@ -21,6 +21,9 @@ struct LogCase {
   bool slow = false;  // minutes per size (e.g. 72-GPU NVLS): skipped by a plain --map run
   std::string algorithm = "auto";  // what the run forced (NCCL_ALGO / NCCL_PROTO), as its log states
   std::string protocol = "auto";
+  // GPUs one host thread drives (nccl-tests -g), for logs that state it nowhere (summary tables):
+  // the source's command line, as the map cites it. A log's own header or command line wins.
+  std::optional<int> gpus_per_thread;
   std::string note;
 };
 
