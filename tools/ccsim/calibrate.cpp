@@ -5,8 +5,8 @@
 // nvlink.*" scales the three protocols' NVLink hop latencies together), fitted in log space so that
 // it stays positive. A residual is log(simulated time) - log(measured time) of one measured size,
 // under a Huber loss (a few bad sizes cannot drag the fit). An unknown whose sensitivity
-// |d log t / d log scale| stays below 0.01 at every size (doubling it moves no simulated time by
-// 0.7%) is not identifiable from the data: it keeps its prior and is reported so.
+// |d log t / d log scale| (over a 25% change either way) stays below 0.01 at every size is not
+// identifiable from the data: it keeps its prior and is reported so.
 #include <unistd.h>
 
 #include <algorithm>
@@ -248,18 +248,22 @@ int run_calibrate(const CalibrateArgs& a) {
   const std::size_t k = unknowns.size();
   std::vector<double> theta(k, 0.0);
 
-  // --- identifiability: the effect of a 25% change of each unknown on every fitted row ------------
+  // --- identifiability: the effect of a 25% change of each unknown, up and down, on every fitted
+  // row. Both ways: a rate cap that sits at the link's share moves no time when raised, only when
+  // lowered, yet the data can tell that it is not lower.
   const double h = std::log(1.25);
   std::vector<double> base(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) base[i] = evaluator.simulate_us(*rows[i], theta.data());
   for (std::size_t j = 0; j < k; ++j) {
     if (!unknowns[j].free) continue;
-    std::vector<double> t = theta;
-    t[j] = h;
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      if (!rows[i]->holdout)
-        unknowns[j].sensitivity =
-            std::max(unknowns[j].sensitivity, std::fabs(std::log(evaluator.simulate_us(*rows[i], t.data()) / base[i])) / h);
+    for (const double step : {h, -h}) {
+      std::vector<double> t = theta;
+      t[j] = step;
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        if (!rows[i]->holdout)
+          unknowns[j].sensitivity =
+              std::max(unknowns[j].sensitivity, std::fabs(std::log(evaluator.simulate_us(*rows[i], t.data()) / base[i])) / h);
+    }
     unknowns[j].free = unknowns[j].sensitivity >= 0.01;
   }
   std::vector<int> fixed;
