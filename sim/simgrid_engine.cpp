@@ -101,6 +101,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // point-to-point operations) and successive sends to one peer (pipelined chunks) pay one each.
   // `batch_peers` holds the peers of the current group, `batch_slept` its latency so far.
   std::vector<int> batch_peers;
+  int last_peer = -1;  // of the stream's last send
   Region batch_src;
   double batch_slept = 0;
   auto end_batch = [&] {
@@ -125,6 +126,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         // (the NVLink hop latency) and goes on; NCCL's proxy thread and the NIC carry the rest, by
         // which the message arrives later. A ring across nodes so pays the network latency only
         // where its chain of steps crosses (NCCL: nInter x interLat, reference/nccl-model.md §3.5).
+        // A send to the GPU the stream sent to last (the next chunk of a pipeline) does not hold
+        // the stream at all: with NCCL's 8 slots per connection the sender writes step k+1 while
+        // step k's flag is on its way, so only the arrival waits and the pipeline runs at the
+        // link's rate. A send to another peer (the next work item) pays its local part first, and
+        // so does every step through an NVLS switch (all GPUs meet at each chunk there).
         const int proto = static_cast<int>(step.protocol);
         double alpha = step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
         double delay = 0;
@@ -132,7 +138,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
           alpha = std::min(alpha, ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto]);
           delay = ctx.net_delivery_s[proto];
         }
-        if (!step.fused) delay += route.extra_latency_s;
+        if (!step.fused) {
+          delay += route.extra_latency_s;
+          if (step.peer == last_peer && route.latency_class != LatencyClass::net && computes && !ctx.schedule.is_switch(step.peer)) {
+            delay += alpha;
+            alpha = 0;
+          }
+          last_peer = step.peer;
+        }
         if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
         Envelope* envelope = &no_delay;
         if (delay > 0) {

@@ -340,3 +340,33 @@ TEST_CASE("a ring across nodes pays the network latency only where its chain of 
   const double time = simulate(algo::compile("ring", spec, opt), t, m, no_compute()).timeline.total_s();
   CHECK(time == doctest::Approx(26 * nvlink + 4 * net).epsilon(1e-3));
 }
+
+TEST_CASE("a pipeline of chunks to one GPU pays the step latency once, not once per chunk") {
+  // NCCL's 8 slots per connection let a sender write chunk k+1 while chunk k's flag travels: the
+  // chunks stream at the link's rate and only the arrival of each waits out the latency.
+  const Model model = pure_alpha_beta();
+  constexpr int kChunks = 8;
+  const std::uint64_t chunk = 1 << 20;
+  Schedule s;
+  s.spec.nranks = 2;
+  s.spec.count = kChunks * chunk;
+  s.spec.type = DataType::uint8;
+  s.algorithm = "test";
+  Stream tx{0, 0, {}}, rx{1, 0, {}};
+  for (int k = 0; k < kChunks; ++k) {
+    Step send;
+    send.kind = StepKind::send;
+    send.peer = 1;
+    send.src = {BufferId::input, k * chunk, chunk};
+    tx.steps.push_back(send);
+    Step recv;
+    recv.kind = StepKind::recv;
+    recv.peer = 0;
+    recv.dst = {BufferId::output, k * chunk, chunk};
+    rx.steps.push_back(recv);
+  }
+  s.streams = {tx, rx};
+  s.validate();
+  const double time = simulate(s, flat(2), model, no_compute()).timeline.total_s();
+  CHECK(time == doctest::Approx(kAlpha + kChunks * chunk / kPortBandwidth).epsilon(1e-6));
+}
