@@ -98,8 +98,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // children; a direct broadcast's or all_gather's peers) leave together: one kernel pass writes
   // the buffer to every peer (NCCL's primitives do so for a tree's children), so their latencies
   // overlap and the group pays the longest. Sends of different data (an alltoall's blocks: separate
-  // point-to-point operations) and successive sends to one peer (pipelined chunks) pay one each.
-  // `batch_peers` holds the peers of the current group, `batch_slept` its latency so far.
+  // point-to-point operations) pay one each; successive sends to one GPU (pipelined chunks) do not
+  // hold the stream at all (below). `batch_peers` holds the peers of the current group,
+  // `batch_slept` its latency so far.
   std::vector<int> batch_peers;
   int last_peer = -1;  // of the stream's last send
   Region batch_src;
@@ -130,7 +131,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         // the stream at all: with NCCL's 8 slots per connection the sender writes step k+1 while
         // step k's flag is on its way, so only the arrival waits and the pipeline runs at the
         // link's rate. A send to another peer (the next work item) pays its local part first, and
-        // so does every step through an NVLS switch (all GPUs meet at each chunk there).
+        // so does every step to or from an NVLS switch (all GPUs meet at each chunk there).
         const int proto = static_cast<int>(step.protocol);
         double alpha = step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
         double delay = 0;
@@ -140,7 +141,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         }
         if (!step.fused) {
           delay += route.extra_latency_s;
-          if (step.peer == last_peer && route.latency_class != LatencyClass::net && computes && !ctx.schedule.is_switch(step.peer)) {
+          const bool pipelined = step.peer == last_peer && route.latency_class != LatencyClass::net && computes &&
+                                 !ctx.schedule.is_switch(step.peer);
+          if (pipelined) {
             delay += alpha;
             alpha = 0;
           }
