@@ -103,6 +103,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // `batch_slept` its latency so far.
   std::vector<int> batch_peers;
   int last_peer = -1;  // of the stream's last send
+  std::deque<Envelope*> envelopes;  // where a group of receives stores its messages' payloads
   Region batch_src;
   double batch_slept = 0;
   auto end_batch = [&] {
@@ -181,7 +182,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       case StepKind::recv: {
         // A group of overlapping receives is posted at once and completed together.
         std::vector<sg4::CommPtr> comms;
-        std::deque<Envelope*> envelopes;  // where each get stores its message's payload
+        envelopes.clear();
         double reduce_bytes = 0;
         std::uint32_t last = i;
         for (;; ++last) {
