@@ -49,6 +49,10 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
     v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});
     v.push_back({"channels", "count", "channels used when the command line does not say"});
+    v.push_back({"net_post_overhead_us", "us",
+                 "GPU-side time of a network step on an Intel (or other) host: a sending stream holds at least "
+                 "this long before its next step (Simple: 3x)"});
+    v.push_back({"net_post_overhead_us.amd", "us", "the same on an AMD host"});
     v.push_back({"host_issue_us", "us",
                  "host time to issue one rank's collective call (NCCL enqueue and kernel launch): a thread "
                  "driving G GPUs issues a call at most every G times this"});

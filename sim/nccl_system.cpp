@@ -64,11 +64,6 @@ double route_gbps(const topo::Topology& t, const topo::Route& r) {
   return bw;
 }
 
-bool has_amd_cpu(const topo::Topology& t) {
-  for (const auto& l : t.links())
-    if (l.kind == topo::LinkKind::cpu && l.generation == "xgmi") return true;
-  return false;
-}
 
 struct NodeView {
   int nodes = 1;
@@ -125,6 +120,12 @@ void duplicate(Graph& g, Arch a) {
 }
 
 }  // namespace
+
+bool has_amd_cpu(const topo::Topology& t) {
+  for (const auto& l : t.links())
+    if (l.kind == topo::LinkKind::cpu && l.generation == "xgmi") return true;
+  return false;
+}
 
 double link_gbps(const topo::Topology& t, topo::LinkId id) {
   const auto& l = t.link(id);

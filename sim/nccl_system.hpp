@@ -15,6 +15,9 @@ namespace ccsim::nccl {
 // The cost model's inputs for a communicator of the first `nranks` GPUs (rank order) of `t`.
 System describe(const topo::Topology& t, int nranks);
 
+// Whether the machine's sockets are AMD (xGMI between them): NCCL's AMD rows and overheads apply.
+bool has_amd_cpu(const topo::Topology& t);
+
 // NCCL's own bandwidth figure for one link (GB/s per direction), as its topology code sets it:
 // NVLink lanes x the per-link constant of the GPU generation, PCIe width x rate / 80, the NIC speed,
 // the CPU interconnect constants (reference/nccl-model.md §3.1).

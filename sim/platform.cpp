@@ -5,6 +5,7 @@
 #include <set>
 
 #include "sim/error.hpp"
+#include "sim/nccl_system.hpp"
 
 namespace ccsim {
 
@@ -18,6 +19,8 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   plan.ranks_ = schedule.spec.nranks;
   plan.endpoints_ = schedule.endpoint_count();
   plan.nvls_wire_factor_ = 1 / model.get("nvls_efficiency");
+  const double post = model.get(nccl::has_amd_cpu(topology) ? "net_post_overhead_us.amd" : "net_post_overhead_us") * 1e-6;
+  for (auto p : all_protocols()) plan.net_post_overhead_s_[static_cast<int>(p)] = p == Protocol::simple ? 3 * post : post;
   if (static_cast<std::size_t>(plan.ranks_) > topology.gpu_count())
     throw Error("a " + std::to_string(plan.ranks_) + "-rank collective does not fit topology " + topology.name() +
                 " with " + std::to_string(topology.gpu_count()) + " GPUs");

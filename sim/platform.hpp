@@ -38,6 +38,8 @@ class PlatformPlan {
   const PlatformRoute& route(int src_rank, int dst_rank) const;
   int ranks() const { return ranks_; }
   int endpoints() const { return endpoints_; }  // ranks, then in-network switches
+  // The GPU side of one network step (NCCL's network post overhead on this host, by protocol).
+  double net_post_overhead_s(Protocol p) const { return net_post_overhead_s_[static_cast<int>(p)]; }
 
   // Wire bytes each link direction carries when the schedule runs (independent of timing).
   std::vector<LinkRecord> traffic(const Schedule& schedule) const;
@@ -49,6 +51,7 @@ class PlatformPlan {
   int ranks_ = 0;
   int endpoints_ = 0;
   double nvls_wire_factor_ = 1;
+  double net_post_overhead_s_[3] = {};
   std::vector<PlatformLink> links_;
   std::map<std::pair<int, int>, PlatformRoute> routes_;
 };

@@ -36,7 +36,6 @@ struct Context {
   std::vector<sg4::Host*> hosts;
   bool run_reduce_kernels = true;  // false when no receive-reduce kernel can outlast its transfer
   double hop_latency_s[3][3] = {};         // [latency class][protocol]
-  double net_delivery_s[3] = {};  // [protocol]: a network step's latency past the GPU's own part
   std::deque<Envelope> envelopes;  // of the messages that arrive later than their transfer ends
   std::vector<Envelope*> spare_envelopes;  // received ones, for reuse: memory stays what is in flight
   double channel_cap_bytes_per_s[3] = {};  // [protocol], 0: none
@@ -125,7 +124,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
         // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
         // the step's latency holds the stream. On a network step the GPU pays only its local part
-        // (the NVLink hop latency) and goes on; NCCL's proxy thread and the NIC carry the rest, by
+        // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's proxy thread and the NIC carry the rest, by
         // which the message arrives later. A ring across nodes so pays the network latency only
         // where its chain of steps crosses (NCCL: nInter x interLat, reference/nccl-model.md §3.5).
         // A send to the GPU the stream sent to last (the next chunk of a pipeline) does not hold
@@ -137,8 +136,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         double alpha = step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
         double delay = 0;
         if (!step.fused && route.latency_class == LatencyClass::net) {
-          alpha = std::min(alpha, ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto]);
-          delay = ctx.net_delivery_s[proto];
+          const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
+                                        ctx.plan.net_post_overhead_s(step.protocol));
+          delay = std::max(0.0, alpha - local);
+          alpha = std::min(alpha, local);
         }
         if (!step.fused) {
           delay += route.extra_latency_s;
@@ -287,14 +288,11 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, 0, 0};
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.hop_latency_s(c, p, schedule.algorithm == "tree");
-    const int i = static_cast<int>(p);
-    ctx.net_delivery_s[i] = std::max(0.0, ctx.hop_latency_s[static_cast<int>(LatencyClass::net)][i] -
-                                              ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][i]);
     ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = model.channel_bandwidth_bytes_per_s(p);
   }
   auto* zone = sg4::create_full_zone("platform");
