@@ -64,7 +64,6 @@ double route_gbps(const topo::Topology& t, const topo::Route& r) {
   return bw;
 }
 
-
 struct NodeView {
   int nodes = 1;
   int ppn = 1;

@@ -20,6 +20,7 @@ struct Region {
   BufferId buffer = BufferId::input;
   std::uint64_t offset = 0;  // elements
   std::uint64_t count = 0;   // elements
+  bool operator==(const Region&) const = default;
 };
 
 enum class StepKind : std::uint8_t {

@@ -112,7 +112,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
     const Step& step = stream.steps[i];
     if (step.kind != StepKind::send || std::find(batch_peers.begin(), batch_peers.end(), step.peer) != batch_peers.end() ||
-        step.src.buffer != batch_src.buffer || step.src.offset != batch_src.offset || step.src.count != batch_src.count)
+        !(step.src == batch_src))
       end_batch();
     const double start = sg4::Engine::get_clock();
     const std::uint64_t data_bytes = step.count() * elem;
@@ -122,30 +122,31 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (!step.fused)
           while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
         const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
+        // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
         // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
         // the step's latency holds the stream. On a network step the GPU pays only its local part
-        // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's proxy thread and the NIC carry the rest, by
-        // which the message arrives later. A ring across nodes so pays the network latency only
-        // where its chain of steps crosses (NCCL: nInter x interLat, reference/nccl-model.md §3.5).
-        // A send to the GPU the stream sent to last (the next chunk of a pipeline) does not hold
-        // the stream at all: with NCCL's 8 slots per connection the sender writes step k+1 while
-        // step k's flag is on its way, so only the arrival waits and the pipeline runs at the
-        // link's rate. A send to another peer (the next work item) pays its local part first, and
-        // so does every step to or from an NVLS switch (all GPUs meet at each chunk there).
-        const int proto = static_cast<int>(step.protocol);
-        double alpha = step.fused ? 0.0 : ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
-        double delay = 0;
-        if (!step.fused && route.latency_class == LatencyClass::net) {
-          const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
-                                        ctx.plan.net_post_overhead_s(step.protocol));
-          delay = std::max(0.0, alpha - local);
-          alpha = std::min(alpha, local);
-        }
+        // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's
+        // proxy thread and the NIC carry the rest, by which the message arrives later. A ring
+        // across nodes so pays the network latency only where its chain of steps crosses (NCCL:
+        // nInter x interLat, reference/nccl-model.md §3.5). A send to the GPU the stream sent to
+        // last (the next chunk of a pipeline) does not hold the stream at all: with NCCL's 8 slots
+        // per connection the sender writes step k+1 while step k's flag is on its way, so only the
+        // arrival waits and the pipeline runs at the link's rate. A send to another peer (the next
+        // work item) pays its local part first, and so does every step to or from an NVLS switch
+        // (all GPUs meet at each chunk there).
+        double alpha = 0, delay = 0;
         if (!step.fused) {
+          const int proto = static_cast<int>(step.protocol);
+          const bool net = route.latency_class == LatencyClass::net;
+          alpha = ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
+          if (net) {
+            const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
+                                          ctx.plan.net_post_overhead_s(step.protocol));
+            delay = std::max(0.0, alpha - local);
+            alpha = std::min(alpha, local);
+          }
           delay += route.extra_latency_s;
-          const bool pipelined = step.peer == last_peer && route.latency_class != LatencyClass::net && computes &&
-                                 !ctx.schedule.is_switch(step.peer);
-          if (pipelined) {
+          if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
             delay += alpha;
             alpha = 0;
           }

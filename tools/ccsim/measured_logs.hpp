@@ -22,7 +22,7 @@ struct LogCase {
   std::string algorithm = "auto";  // what the run forced (NCCL_ALGO / NCCL_PROTO), as its log states
   std::string protocol = "auto";
   // GPUs one host thread drives (nccl-tests -g), for logs that state it nowhere (summary tables):
-  // the source's command line, as the map cites it. A log's own header or command line wins.
+  // the source's command line, as the map cites it. A log that states it too must agree.
   std::optional<int> gpus_per_thread;
   std::string note;
 };
