@@ -18,7 +18,16 @@ struct EngineOptions {
   // copies out of a staging slot: the CUDA executor's steps (a send's copy into the receiver's
   // slot, then the recv's reduce-copy out of it), which `ccsim validate` simulates.
   bool staged_receives = false;
+  // Time the call as nccl-tests does: the same call issued back to back on every rank's stream,
+  // each rank starting the next as soon as its own kernel of the last ends (and its launch latency
+  // has passed). The engine runs two calls and reports the second's duration on the slowest rank
+  // (Timeline::period_s). A rooted call's chain then overlaps one call's tail with the next's
+  // head, as it does on GPUs; where every rank waits for every other it changes nothing.
+  bool back_to_back = false;
 };
+
+// The fixed per-call cost of a schedule: the model's launch latency of its slowest protocol.
+double launch_latency_s(const Schedule& schedule, const Model& model);
 
 struct SimulationResult {
   Timeline timeline;

@@ -43,13 +43,20 @@ struct Context {
   std::vector<StepRecord> records;
   std::uint64_t messages = 0;
   std::size_t finished_streams = 0;
+  // Back-to-back calls (EngineOptions::back_to_back): a rank's next kernel starts once all its
+  // streams (thread blocks) have ended the last one; pass_end[p][endpoint] is when they had.
+  int passes = 1;
+  double launch_gap_s = 0;
+  std::vector<sg4::BarrierPtr> rank_barriers;
+  std::vector<double> pass_end[2];
 
-  sg4::Mailbox* mailbox(int src, int dst, int tag) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 44) ^ (static_cast<std::uint64_t>(dst) << 24) ^
-                              static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag));
+  sg4::Mailbox* mailbox(int src, int dst, int tag, int pass) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(pass) << 62) ^ (static_cast<std::uint64_t>(src) << 44) ^
+                              (static_cast<std::uint64_t>(dst) << 24) ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag));
     auto it = mailboxes.find(key);
     if (it != mailboxes.end()) return it->second;
-    auto* mb = sg4::Mailbox::by_name(std::to_string(src) + ">" + std::to_string(dst) + "#" + std::to_string(tag));
+    auto* mb = sg4::Mailbox::by_name(std::to_string(src) + ">" + std::to_string(dst) + "#" + std::to_string(tag) + "/" +
+                                     std::to_string(pass));
     mailboxes.emplace(key, mb);
     return mb;
   }
@@ -73,7 +80,7 @@ struct InFlight {
 void run_stream(Context& ctx, std::uint32_t stream_index) {
   const Stream& stream = ctx.schedule.streams[stream_index];
   const std::size_t elem = element_bytes(ctx.schedule.spec.type);
-  const bool record = ctx.options.record_steps;
+  bool record = ctx.options.record_steps;  // the first call's steps only
   // In-network switches reduce at line rate: their arithmetic costs no time.
   const bool computes = !ctx.schedule.is_switch(stream.rank);
   struct Connection {
@@ -109,133 +116,147 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_peers.clear();
     batch_slept = 0;
   };
-  for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
-    const Step& step = stream.steps[i];
-    if (step.kind != StepKind::send || std::find(batch_peers.begin(), batch_peers.end(), step.peer) != batch_peers.end() ||
-        !(step.src == batch_src))
+  for (int pass = 0; pass < ctx.passes; ++pass) {
+    if (pass > 0) {
+      // The next call: its kernel starts when every block of this rank has ended the last one.
+      record = false;
+      ctx.rank_barriers[static_cast<std::size_t>(stream.rank)]->wait();
+      sg4::this_actor::sleep_for(ctx.launch_gap_s);
+      last_peer = -1;
       end_batch();
-    const double start = sg4::Engine::get_clock();
-    const std::uint64_t data_bytes = step.count() * elem;
-    switch (step.kind) {
-      case StepKind::send: {
-        Connection& connection = in_flight[step.peer];
-        if (!step.fused)
-          while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
-        const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
-        // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
-        // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
-        // the step's latency holds the stream. On a network step the GPU pays only its local part
-        // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's
-        // proxy thread and the NIC carry the rest, by which the message arrives later. A ring
-        // across nodes so pays the network latency only where its chain of steps crosses (NCCL:
-        // nInter x interLat, reference/nccl-model.md §3.5). A send to the GPU the stream sent to
-        // last (the next chunk of a pipeline) does not hold the stream at all: with NCCL's 8 slots
-        // per connection the sender writes step k+1 while step k's flag is on its way, so only the
-        // arrival waits and the pipeline runs at the link's rate. A send to another peer (the next
-        // work item) pays its local part first, and so does every step to or from an NVLS switch
-        // (all GPUs meet at each chunk there).
-        double alpha = 0, delay = 0;
-        if (!step.fused) {
-          const int proto = static_cast<int>(step.protocol);
-          const bool net = route.latency_class == LatencyClass::net;
-          alpha = ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
-          if (net) {
-            const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
-                                          ctx.plan.net_post_overhead_s(step.protocol));
-            delay = std::max(0.0, alpha - local);
-            alpha = std::min(alpha, local);
+    }
+    for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
+      const Step& step = stream.steps[i];
+      if (step.kind != StepKind::send || std::find(batch_peers.begin(), batch_peers.end(), step.peer) != batch_peers.end() ||
+          !(step.src == batch_src))
+        end_batch();
+      const double start = sg4::Engine::get_clock();
+      const std::uint64_t data_bytes = step.count() * elem;
+      switch (step.kind) {
+        case StepKind::send: {
+          Connection& connection = in_flight[step.peer];
+          if (!step.fused)
+            while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
+          const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
+          // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
+          // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
+          // the step's latency holds the stream. On a network step the GPU pays only its local part
+          // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's
+          // proxy thread and the NIC carry the rest, by which the message arrives later. A ring
+          // across nodes so pays the network latency only where its chain of steps crosses (NCCL:
+          // nInter x interLat, reference/nccl-model.md §3.5). A send to the GPU the stream sent to
+          // last (the next chunk of a pipeline) does not hold the stream at all: with NCCL's 8 slots
+          // per connection the sender writes step k+1 while step k's flag is on its way, so only the
+          // arrival waits and the pipeline runs at the link's rate. A send to another peer (the next
+          // work item) pays its local part first, and so does every step to or from an NVLS switch
+          // (all GPUs meet at each chunk there).
+          double alpha = 0, delay = 0;
+          if (!step.fused) {
+            const int proto = static_cast<int>(step.protocol);
+            const bool net = route.latency_class == LatencyClass::net;
+            alpha = ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
+            if (net) {
+              const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
+                                            ctx.plan.net_post_overhead_s(step.protocol));
+              delay = std::max(0.0, alpha - local);
+              alpha = std::min(alpha, local);
+            }
+            delay += route.extra_latency_s;
+            if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
+              delay += alpha;
+              alpha = 0;
+            }
+            last_peer = step.peer;
           }
-          delay += route.extra_latency_s;
-          if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
-            delay += alpha;
-            alpha = 0;
+          if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
+          Envelope* envelope = &no_delay;
+          if (delay > 0) {
+            if (ctx.spare_envelopes.empty()) {
+              envelope = &ctx.envelopes.emplace_back();
+            } else {
+              envelope = ctx.spare_envelopes.back();
+              ctx.spare_envelopes.pop_back();
+            }
+            *envelope = {sg4::Engine::get_clock(), delay};
           }
-          last_peer = step.peer;
-        }
-        if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
-        Envelope* envelope = &no_delay;
-        if (delay > 0) {
-          if (ctx.spare_envelopes.empty()) {
-            envelope = &ctx.envelopes.emplace_back();
-          } else {
-            envelope = ctx.spare_envelopes.back();
-            ctx.spare_envelopes.pop_back();
+          batch_slept = std::max(batch_slept, alpha);
+          batch_peers.push_back(step.peer);
+          batch_src = step.src;
+          const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
+          sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
+          double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
+          if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
+          if (cap > 0) comm->set_rate(cap);
+          comm->start();
+          if (pass == 0) ++ctx.messages;
+          connection.sends.push_back({comm, i, start, bytes});
+          if (!step.fused) ++connection.messages;
+          if (step.wait) {
+            retire_all();
+            end_batch();
           }
-          *envelope = {sg4::Engine::get_clock(), delay};
+          break;
         }
-        batch_slept = std::max(batch_slept, alpha);
-        batch_peers.push_back(step.peer);
-        batch_src = step.src;
-        const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
-        sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag)->put_init(envelope, bytes);
-        double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
-        if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
-        if (cap > 0) comm->set_rate(cap);
-        comm->start();
-        ++ctx.messages;
-        connection.sends.push_back({comm, i, start, bytes});
-        if (!step.fused) ++connection.messages;
-        if (step.wait) {
-          retire_all();
-          end_batch();
-        }
-        break;
-      }
-      case StepKind::recv: {
-        // A group of overlapping receives is posted at once and completed together.
-        std::vector<sg4::CommPtr> comms;
-        envelopes.clear();
-        double reduce_bytes = 0;
-        std::uint32_t last = i;
-        for (;; ++last) {
-          const Step& r = stream.steps[last];
-          comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag)->get_async<Envelope>(&envelopes.emplace_back(nullptr)));
-          if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
-          if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
-        }
-        auto arrive = [&] {
-          for (auto& comm : comms) comm->wait();
-          double arrival = 0;
-          for (std::size_t k = 0; k < comms.size(); ++k) {
-            Envelope* e = envelopes[k];
-            arrival = std::max(arrival, comms[k]->get_finish_time() + std::max(0.0, e->posted + e->delay - comms[k]->get_start_time()));
-            if (e != &no_delay) ctx.spare_envelopes.push_back(e);
+        case StepKind::recv: {
+          // A group of overlapping receives is posted at once and completed together.
+          std::vector<sg4::CommPtr> comms;
+          envelopes.clear();
+          double reduce_bytes = 0;
+          std::uint32_t last = i;
+          for (;; ++last) {
+            const Step& r = stream.steps[last];
+            comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag, pass)->get_async<Envelope>(&envelopes.emplace_back(nullptr)));
+            if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
+            if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
           }
-          const double now = sg4::Engine::get_clock();
-          if (arrival > now) sg4::this_actor::sleep_for(arrival - now);
-        };
-        if (ctx.options.staged_receives) {
+          auto arrive = [&] {
+            for (auto& comm : comms) comm->wait();
+            double arrival = 0;
+            for (std::size_t k = 0; k < comms.size(); ++k) {
+              Envelope* e = envelopes[k];
+              arrival = std::max(arrival, comms[k]->get_finish_time() + std::max(0.0, e->posted + e->delay - comms[k]->get_start_time()));
+              if (e != &no_delay) ctx.spare_envelopes.push_back(e);
+            }
+            const double now = sg4::Engine::get_clock();
+            if (arrival > now) sg4::this_actor::sleep_for(arrival - now);
+          };
+          if (ctx.options.staged_receives) {
+            arrive();
+            double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
+            for (std::uint32_t k = i; k <= last; ++k)
+              kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
+            if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
+            if (record)
+              for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
+            i = last;
+            break;
+          }
+          // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
+          // result) while the data arrives: the two overlap and the slower one decides.
+          sg4::ExecPtr exec;
+          if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
           arrive();
-          double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
-          for (std::uint32_t k = i; k <= last; ++k)
-            kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
-          if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
+          if (exec) exec->wait();
           if (record)
             for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
           i = last;
           break;
         }
-        // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
-        // result) while the data arrives: the two overlap and the slower one decides.
-        sg4::ExecPtr exec;
-        if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
-        arrive();
-        if (exec) exec->wait();
-        if (record)
-          for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
-        i = last;
-        break;
-      }
-      case StepKind::copy:
-      case StepKind::reduce: {
-        if (ctx.options.charge_compute && computes && data_bytes > 0)
-          sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
-        if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
-        break;
+        case StepKind::copy:
+        case StepKind::reduce: {
+          if (ctx.options.charge_compute && computes && data_bytes > 0)
+            sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
+          if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
+          break;
+        }
       }
     }
+    retire_all();
+    if (ctx.passes > 1) {
+      double& end = ctx.pass_end[pass][static_cast<std::size_t>(stream.rank)];
+      end = std::max(end, sg4::Engine::get_clock());
+    }
   }
-  retire_all();
   ++ctx.finished_streams;
 }
 
@@ -289,7 +310,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, 0, 0};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
@@ -316,6 +337,14 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   }
   zone->seal();
 
+  if (options.back_to_back) {
+    ctx.passes = 2;
+    ctx.launch_gap_s = launch_latency_s(schedule, model);
+    std::vector<unsigned> streams_on(static_cast<std::size_t>(plan.endpoints()), 0);
+    for (const auto& stream : schedule.streams) ++streams_on[static_cast<std::size_t>(stream.rank)];
+    for (unsigned n : streams_on) ctx.rank_barriers.push_back(n > 0 ? sg4::Barrier::create(n) : nullptr);
+    for (auto& end : ctx.pass_end) end.assign(streams_on.size(), 0);
+  }
   for (std::uint32_t s = 0; s < schedule.streams.size(); ++s) {
     const Stream& stream = schedule.streams[s];
     sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),
@@ -328,6 +357,11 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
 
   Timeline timeline;
   timeline.makespan_s = sg4::Engine::get_clock();
+  if (ctx.passes > 1) {
+    timeline.makespan_s = *std::max_element(ctx.pass_end[0].begin(), ctx.pass_end[0].end());
+    for (std::size_t r = 0; r < ctx.pass_end[0].size(); ++r)
+      if (ctx.rank_barriers[r]) timeline.period_s = std::max(timeline.period_s, ctx.pass_end[1][r] - ctx.pass_end[0][r]);
+  }
   timeline.messages = ctx.messages;
   timeline.steps = std::move(ctx.records);
   std::sort(timeline.steps.begin(), timeline.steps.end(), [](const StepRecord& a, const StepRecord& b) {

@@ -43,7 +43,9 @@ std::string read_all(int fd) {
   return out;
 }
 
-double launch_latency(const Schedule& schedule, const Model& model) {
+}  // namespace
+
+double launch_latency_s(const Schedule& schedule, const Model& model) {
   double latency = 0;
   bool any = false;
   for (const auto& stream : schedule.streams)
@@ -53,8 +55,6 @@ double launch_latency(const Schedule& schedule, const Model& model) {
     }
   return any ? latency : model.launch_latency_s(Protocol::simple);
 }
-
-}  // namespace
 
 SimulationResult simulate(const Schedule& schedule, const topo::Topology& topology, const Model& model,
                           const EngineOptions& options) {
@@ -103,7 +103,7 @@ SimulationResult simulate(const Schedule& schedule, const topo::Topology& topolo
   }
   if (reply[0] != 'O') throw Error(reply.substr(1));
   result.timeline = nlohmann::json::from_msgpack(reply.begin() + 1, reply.end()).get<Timeline>();
-  result.timeline.launch_latency_s = launch_latency(schedule, model);
+  result.timeline.launch_latency_s = launch_latency_s(schedule, model);
   result.timeline.links = plan.traffic(schedule);
   return result;
 }

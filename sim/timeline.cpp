@@ -7,6 +7,7 @@ namespace ccsim {
 void to_json(nlohmann::json& j, const Timeline& t) {
   j = nlohmann::json{{"makespan_s", t.makespan_s},
                      {"launch_latency_s", t.launch_latency_s},
+                     {"period_s", t.period_s},
                      {"total_s", t.total_s()},
                      {"messages", t.messages}};
   auto& steps = j["steps"] = nlohmann::json::array();
@@ -21,6 +22,7 @@ void to_json(nlohmann::json& j, const Timeline& t) {
 void from_json(const nlohmann::json& j, Timeline& t) {
   t.makespan_s = j.at("makespan_s").get<double>();
   t.launch_latency_s = j.at("launch_latency_s").get<double>();
+  t.period_s = j.value("period_s", 0.0);
   t.messages = j.at("messages").get<std::uint64_t>();
   t.steps.clear();
   for (const auto& s : j.at("steps"))

@@ -26,11 +26,14 @@ struct LinkRecord {
 struct Timeline {
   double makespan_s = 0;       // first step start to last step end, as simulated
   double launch_latency_s = 0;  // fixed per-call cost (kernel launch, set-up) added to the makespan
+  // Calls run back to back, as nccl-tests times them (EngineOptions::back_to_back): the time from
+  // one call's end to the next's on the slowest rank, launch latency included; 0 when not run so.
+  double period_s = 0;
   std::uint64_t messages = 0;
   std::vector<StepRecord> steps;  // empty unless step recording was asked for
   std::vector<LinkRecord> links;
 
-  double total_s() const { return makespan_s + launch_latency_s; }
+  double total_s() const { return period_s > 0 ? period_s : makespan_s + launch_latency_s; }
 };
 
 void to_json(nlohmann::json& j, const Timeline& t);

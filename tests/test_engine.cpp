@@ -378,3 +378,36 @@ TEST_CASE("a pipeline of chunks to one GPU pays the step latency once, not once 
   const double time = simulate(s, flat(2), model, no_compute()).timeline.total_s();
   CHECK(time == doctest::Approx(kAlpha + kChunks * chunk / kPortBandwidth).epsilon(1e-6));
 }
+
+TEST_CASE("calls run back to back overlap a chain's tail with the next call's head, not a ring's") {
+  // nccl-tests times a run of calls on every rank's stream. A broadcast's root moves on to the next
+  // call once its part is sent, so the calls overlap along the chain: each costs its launch and a
+  // hop or two, not the 7 hops of one call alone (NCCL's model says the same: L + one hop latency
+  // when every channel runs the same ring, reference/nccl-model.md §3.5). In a ring all_reduce every
+  // rank waits for every other, so a call still takes its whole makespan.
+  Model m = pure_alpha_beta();
+  const double launch = 5e-6;
+  m.set("launch_latency_us.ll", launch * 1e6, "test");
+  CollectiveSpec spec;
+  spec.nranks = 8;
+  spec.count = 8;
+  spec.kind = CollectiveKind::broadcast;
+  algo::AlgorithmOptions opt;
+  opt.channels = 1;
+  opt.protocol = Protocol::ll;
+  opt.chunk_bytes = 64;
+  EngineOptions b2b = no_compute();
+  b2b.back_to_back = true;
+  const Schedule chain = algo::compile("ring", spec, opt);
+  const Timeline one = simulate(chain, flat(8), m, no_compute()).timeline;
+  const Timeline run = simulate(chain, flat(8), m, b2b).timeline;
+  CHECK(one.total_s() == doctest::Approx(launch + 7 * kAlpha).epsilon(1e-3));
+  CHECK(run.makespan_s == doctest::Approx(one.makespan_s).epsilon(1e-6));  // the first call is the same
+  CHECK(run.total_s() >= launch);
+  CHECK(run.total_s() <= launch + 3 * kAlpha);
+
+  spec.kind = CollectiveKind::all_reduce;
+  const Schedule ring = algo::compile("ring", spec, opt);
+  const double alone = simulate(ring, flat(8), m, no_compute()).timeline.total_s();
+  CHECK(simulate(ring, flat(8), m, b2b).timeline.total_s() == doctest::Approx(alone).epsilon(0.1));
+}

@@ -16,7 +16,9 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -103,7 +105,11 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
 }
 
 // What the data of a machine could identify, by default: the rates and latencies of the path
-// classes it has, the per-protocol launch cost, the host's issue time and channel caps.
+// classes it has, each protocol's launch cost, the host's issue time and channel caps. The three
+// launch costs are separate unknowns: each protocol owns a range of sizes, and a per-call cost that
+// differs by protocol (A100 runs pay far more per Simple call than NCCL's 8.4 us) is what carries
+// from one collective to another, where a per-step latency does not (all_gather has half an
+// all_reduce's steps).
 std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) {
   bool nvlink = false, pcie = false, net = false;
   for (const auto& l : logs) {
@@ -113,7 +119,7 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
       net = net || link.kind == topo::LinkKind::net;
     }
   }
-  std::vector<std::string> u{"launch_latency_us.*", "host_issue_us"};
+  std::vector<std::string> u{"launch_latency_us.ll", "launch_latency_us.ll128", "launch_latency_us.simple", "host_issue_us"};
   if (nvlink) u.insert(u.end(), {"hop_latency_us.nvlink.*", "nvlink_efficiency"});
   if (pcie) u.insert(u.end(), {"hop_latency_us.pcie.*", "pcie_efficiency"});
   if (net) u.insert(u.end(), {"hop_latency_us.net.*", "net_efficiency"});
@@ -133,18 +139,23 @@ class Evaluator {
   }
 
   // Simulated time of a row in µs (cached: the solver asks for the same point more than once).
+  // The solver calls it from several threads at once; each simulation runs in its own process.
   double simulate_us(const Row& row, const double* theta) {
     std::vector<double> key(theta, theta + unknowns_.size());
     key.push_back(static_cast<double>(reinterpret_cast<std::uintptr_t>(&row)));
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) return it->second;
+    }
     const Model m = model_at(theta, "calibrate");
     PointOptions options = row.candidate;
     options.check = false;  // proven once, at the prior (run_calibrate)
-    const Point p = measure(row.call.spec, row.log->topology, m, options);
+    const double us = measure(row.call.spec, row.log->topology, m, options).row.out_of_place.time_us;
+    const std::lock_guard<std::mutex> lock(mutex_);
     ++simulations_;
     if (progress_ && simulations_ % 10 == 0) std::cerr << "\rcalibrate: " << simulations_ << " simulations" << std::flush;
-    return cache_[key] = p.row.out_of_place.time_us;
+    return cache_[key] = us;
   }
   std::size_t simulations() const { return simulations_; }
   void show_progress(bool on) { progress_ = on; }
@@ -152,6 +163,7 @@ class Evaluator {
  private:
   const Model& prior_;
   const std::vector<Unknown>& unknowns_;
+  std::mutex mutex_;
   std::map<std::vector<double>, double> cache_;
   std::size_t simulations_ = 0;
   bool progress_ = false;
@@ -296,6 +308,8 @@ int run_calibrate(const CalibrateArgs& a) {
   ceres::Solver::Options options;
   options.linear_solver_type = ceres::DENSE_QR;
   options.max_num_iterations = a.max_iterations;
+  // Rows are simulated in parallel, one child process each: the fit's time is the simulations'.
+  options.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.function_tolerance = 1e-5;
   options.parameter_tolerance = 1e-4;
   options.logging_type = ceres::SILENT;
@@ -434,7 +448,7 @@ Runner add_calibrate(CLI::App& app) {
                   "Model file from `ccsim gpu bench --out`: the prior, with its measured HBM rate kept as measured");
   cmd->add_option("--params", a->params,
                   "Parameters to fit, e.g. nvlink_efficiency,hop_latency_us.nvlink.* (a trailing * scales a family; "
-                  "default: launch and hop latencies, the host's issue time and link efficiencies of the machine's path classes, LL/LL128 "
+                  "default: each protocol's launch latency, hop latencies, the host's issue time and link efficiencies of the machine's path classes, LL/LL128 "
                   "channel caps)")
       ->delimiter(',');
   cmd->add_option("--holdout", a->holdout,
