@@ -53,6 +53,9 @@ void print_table(std::ostream& out, const PerfReport& report) {
       << ", model " << report.model << "\n";
   out << "# Times are simulated. In-place and out-of-place run the same schedule (same time); #wrong is the\n"
       << "# CPU executor's data check of each layout. The last columns say what ran: algorithm, protocol, channels.\n";
+  if (is_rooted(report.kind))
+    out << "# As nccl-tests times it, a call is one of a run issued back to back: the next starts along the chain\n"
+        << "# while this one still forwards.\n";
   out << "#\n";
   out << "#                                                              out-of-place                       in-place\n";
   out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algorithm  proto  ch\n";

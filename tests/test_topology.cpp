@@ -104,7 +104,8 @@ TEST_CASE("dgx1-v100 reproduces its published nvidia-smi topo -m GPU matrix") {
 
 TEST_CASE("NVSwitch presets give NV# between all GPU pairs as published") {
   for (auto [name, cls] : std::vector<std::pair<std::string, std::string>>{
-           {"dgx2-v100", "NV6"}, {"dgx-a100", "NV12"}, {"dgx-h100", "NV18"}, {"dgx-h200", "NV18"}, {"hgx-b200", "NV18"}}) {
+           {"dgx2-v100", "NV6"}, {"dgx-a100", "NV12"}, {"dgx-h100", "NV18"}, {"dgx-h200", "NV18"}, {"hgx-h800", "NV8"},
+           {"hgx-b200", "NV18"}}) {
     const Topology t = make_preset(name);
     for (std::size_t a = 0; a < t.gpu_count(); ++a)
       for (std::size_t b = 0; b < t.gpu_count(); ++b)

@@ -33,8 +33,11 @@ std::vector<DeviceId> add_nvswitch_node(Topology& t, int node, int nodes, int gp
 // DGX H100 / H200 (reference/nccl-model.md §5.6): 8 GPUs on 4 NVSwitch chips (5/4/4/5 lanes), each
 // GPU sharing a PCIe Gen5 switch with one 400G ConnectX-7 NIC, four GPU+NIC pairs per socket, two
 // sockets joined by UPI. Returns the NICs in rail order.
-std::vector<DeviceId> add_dgx_h100_node(Topology& t, int node, int nodes, const std::string& arch = "hopper") {
-  const auto gpus = add_nvswitch_node(t, node, nodes, 8, arch, "4", {5, 4, 4, 5}, true);
+// `lanes`: the NVLink4 lanes from each GPU to each of the 4 NVSwitch chips (H100/H200: 5/4/4/5;
+// the export-limited H800: 8 lanes, 2 to each chip, reference/nccl-model.md §5.1).
+std::vector<DeviceId> add_dgx_h100_node(Topology& t, int node, int nodes, const std::string& arch = "hopper",
+                                        const std::vector<int>& lanes = {5, 4, 4, 5}) {
+  const auto gpus = add_nvswitch_node(t, node, nodes, 8, arch, "4", lanes, true);
   const DeviceId cpu[2] = {t.add_device({prefixed(node, nodes, "cpu0"), DeviceKind::cpu, node, "", false}),
                            t.add_device({prefixed(node, nodes, "cpu1"), DeviceKind::cpu, node, "", false})};
   t.add_link(cpu[0], cpu[1], LinkKind::cpu, "upi-spr", 1);
@@ -258,6 +261,12 @@ const std::vector<Preset>& registry() {
        networked("dgx-h100", "ndr", [](Topology& t, int n, int ns) { return add_dgx_h100_node(t, n, ns); })},
       {{"dgx-h200", "NVIDIA DGX H200: as dgx-h100 with H200 GPUs (HBM3e, 4.8 TB/s)", false, true},
        networked("dgx-h200", "ndr", [](Topology& t, int n, int ns) { return add_dgx_h100_node(t, n, ns, "h200"); })},
+      {{"hgx-h800",
+        "HGX H800: as dgx-h100 with the export-limited H800, 8 NVLink4 lanes per GPU (2 to each NVSwitch "
+        "chip, 200 GB/s per direction), NVLS-capable",
+        false, true},
+       networked("hgx-h800", "ndr",
+                 [](Topology& t, int n, int ns) { return add_dgx_h100_node(t, n, ns, "hopper", {2, 2, 2, 2}); })},
       {{"hgx-b200",
         "NVIDIA HGX B200: 8 B200, 18 NVLink5 lanes each to 2 NVSwitch chips (900 GB/s per direction), "
         "NVLS-capable; one 400G NDR NIC per GPU behind a PCIe Gen5 switch, 2 sockets",
