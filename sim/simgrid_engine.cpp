@@ -116,6 +116,116 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_peers.clear();
     batch_slept = 0;
   };
+  // Posts send step i (and its data) to the peer; returns at once unless the step waits.
+  auto send = [&](std::uint32_t i, const Step& step, double start, int pass) {
+    Connection& connection = in_flight[step.peer];
+    if (!step.fused)
+      while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
+    const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
+    // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
+    // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
+    // the step's latency holds the stream. On a network step the GPU pays only its local part
+    // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's
+    // proxy thread and the NIC carry the rest, by which the message arrives later. A ring
+    // across nodes so pays the network latency only where its chain of steps crosses (NCCL:
+    // nInter x interLat, reference/nccl-model.md §3.5). A send to the GPU the stream sent to
+    // last (the next chunk of a pipeline) does not hold the stream at all: with NCCL's 8 slots
+    // per connection the sender writes step k+1 while step k's flag is on its way, so only the
+    // arrival waits and the pipeline runs at the link's rate. A send to another peer (the next
+    // work item) pays its local part first, and so does every step to or from an NVLS switch
+    // (all GPUs meet at each chunk there).
+    double alpha = 0, delay = 0;
+    if (!step.fused) {
+      const int proto = static_cast<int>(step.protocol);
+      const bool net = route.latency_class == LatencyClass::net;
+      alpha = ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
+      if (net) {
+        const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
+                                      ctx.plan.net_post_overhead_s(step.protocol));
+        delay = std::max(0.0, alpha - local);
+        alpha = std::min(alpha, local);
+      }
+      delay += route.extra_latency_s;
+      if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
+        delay += alpha;
+        alpha = 0;
+      }
+      last_peer = step.peer;
+    }
+    if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
+    Envelope* envelope = &no_delay;
+    if (delay > 0) {
+      if (ctx.spare_envelopes.empty()) {
+        envelope = &ctx.envelopes.emplace_back();
+      } else {
+        envelope = ctx.spare_envelopes.back();
+        ctx.spare_envelopes.pop_back();
+      }
+      *envelope = {sg4::Engine::get_clock(), delay};
+    }
+    batch_slept = std::max(batch_slept, alpha);
+    batch_peers.push_back(step.peer);
+    batch_src = step.src;
+    const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
+    sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
+    double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
+    if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
+    if (cap > 0) comm->set_rate(cap);
+    comm->start();
+    if (pass == 0) ++ctx.messages;
+    connection.sends.push_back({comm, i, start, bytes});
+    if (!step.fused) ++connection.messages;
+    if (step.wait) {
+      retire_all();
+      end_batch();
+    }
+  };
+
+  // Posts the receives that start at step i (one, or a group that overlaps) and waits until their
+  // data has arrived and been combined; returns the group's last step.
+  auto receive = [&](std::uint32_t i, double start, int pass) -> std::uint32_t {
+    std::vector<sg4::CommPtr> comms;
+    envelopes.clear();
+    double reduce_bytes = 0;
+    std::uint32_t last = i;
+    for (;; ++last) {
+      const Step& r = stream.steps[last];
+      comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag, pass)->get_async<Envelope>(&envelopes.emplace_back(nullptr)));
+      if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
+      if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
+    }
+    auto arrive = [&] {
+      for (auto& comm : comms) comm->wait();
+      double arrival = 0;
+      for (std::size_t k = 0; k < comms.size(); ++k) {
+        Envelope* e = envelopes[k];
+        arrival = std::max(arrival, comms[k]->get_finish_time() + std::max(0.0, e->posted + e->delay - comms[k]->get_start_time()));
+        if (e != &no_delay) ctx.spare_envelopes.push_back(e);
+      }
+      const double now = sg4::Engine::get_clock();
+      if (arrival > now) sg4::this_actor::sleep_for(arrival - now);
+    };
+    if (ctx.options.staged_receives) {
+      arrive();
+      double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
+      for (std::uint32_t k = i; k <= last; ++k)
+        kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
+      if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
+      if (record)
+        for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
+      return last;
+    }
+    // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
+    // result) while the data arrives: the two overlap and the slower one decides.
+    sg4::ExecPtr exec;
+    if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
+    arrive();
+    if (exec) exec->wait();
+    if (record)
+      for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
+    return last;
+  };
+
   for (int pass = 0; pass < ctx.passes; ++pass) {
     if (pass > 0) {
       // The next call: its kernel starts when every block of this rank has ended the last one.
@@ -131,124 +241,15 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
           !(step.src == batch_src))
         end_batch();
       const double start = sg4::Engine::get_clock();
-      const std::uint64_t data_bytes = step.count() * elem;
-      switch (step.kind) {
-        case StepKind::send: {
-          Connection& connection = in_flight[step.peer];
-          if (!step.fused)
-            while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
-          const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
-          // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
-          // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
-          // the step's latency holds the stream. On a network step the GPU pays only its local part
-          // (the NVLink hop latency, at least NCCL's network post overhead) and goes on; NCCL's
-          // proxy thread and the NIC carry the rest, by which the message arrives later. A ring
-          // across nodes so pays the network latency only where its chain of steps crosses (NCCL:
-          // nInter x interLat, reference/nccl-model.md §3.5). A send to the GPU the stream sent to
-          // last (the next chunk of a pipeline) does not hold the stream at all: with NCCL's 8 slots
-          // per connection the sender writes step k+1 while step k's flag is on its way, so only the
-          // arrival waits and the pipeline runs at the link's rate. A send to another peer (the next
-          // work item) pays its local part first, and so does every step to or from an NVLS switch
-          // (all GPUs meet at each chunk there).
-          double alpha = 0, delay = 0;
-          if (!step.fused) {
-            const int proto = static_cast<int>(step.protocol);
-            const bool net = route.latency_class == LatencyClass::net;
-            alpha = ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
-            if (net) {
-              const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
-                                            ctx.plan.net_post_overhead_s(step.protocol));
-              delay = std::max(0.0, alpha - local);
-              alpha = std::min(alpha, local);
-            }
-            delay += route.extra_latency_s;
-            if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
-              delay += alpha;
-              alpha = 0;
-            }
-            last_peer = step.peer;
-          }
-          if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
-          Envelope* envelope = &no_delay;
-          if (delay > 0) {
-            if (ctx.spare_envelopes.empty()) {
-              envelope = &ctx.envelopes.emplace_back();
-            } else {
-              envelope = ctx.spare_envelopes.back();
-              ctx.spare_envelopes.pop_back();
-            }
-            *envelope = {sg4::Engine::get_clock(), delay};
-          }
-          batch_slept = std::max(batch_slept, alpha);
-          batch_peers.push_back(step.peer);
-          batch_src = step.src;
-          const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
-          sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
-          double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
-          if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
-          if (cap > 0) comm->set_rate(cap);
-          comm->start();
-          if (pass == 0) ++ctx.messages;
-          connection.sends.push_back({comm, i, start, bytes});
-          if (!step.fused) ++connection.messages;
-          if (step.wait) {
-            retire_all();
-            end_batch();
-          }
-          break;
-        }
-        case StepKind::recv: {
-          // A group of overlapping receives is posted at once and completed together.
-          std::vector<sg4::CommPtr> comms;
-          envelopes.clear();
-          double reduce_bytes = 0;
-          std::uint32_t last = i;
-          for (;; ++last) {
-            const Step& r = stream.steps[last];
-            comms.push_back(ctx.mailbox(r.peer, stream.rank, r.tag, pass)->get_async<Envelope>(&envelopes.emplace_back(nullptr)));
-            if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
-            if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
-          }
-          auto arrive = [&] {
-            for (auto& comm : comms) comm->wait();
-            double arrival = 0;
-            for (std::size_t k = 0; k < comms.size(); ++k) {
-              Envelope* e = envelopes[k];
-              arrival = std::max(arrival, comms[k]->get_finish_time() + std::max(0.0, e->posted + e->delay - comms[k]->get_start_time()));
-              if (e != &no_delay) ctx.spare_envelopes.push_back(e);
-            }
-            const double now = sg4::Engine::get_clock();
-            if (arrival > now) sg4::this_actor::sleep_for(arrival - now);
-          };
-          if (ctx.options.staged_receives) {
-            arrive();
-            double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
-            for (std::uint32_t k = i; k <= last; ++k)
-              kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
-            if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
-            if (record)
-              for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
-            i = last;
-            break;
-          }
-          // A fused receive-reduce kernel streams its HBM traffic (read both operands, write the
-          // result) while the data arrives: the two overlap and the slower one decides.
-          sg4::ExecPtr exec;
-          if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
-          arrive();
-          if (exec) exec->wait();
-          if (record)
-            for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
-          i = last;
-          break;
-        }
-        case StepKind::copy:
-        case StepKind::reduce: {
-          if (ctx.options.charge_compute && computes && data_bytes > 0)
-            sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
-          if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
-          break;
-        }
+      if (step.kind == StepKind::send) {
+        send(i, step, start, pass);
+      } else if (step.kind == StepKind::recv) {
+        i = receive(i, start, pass);
+      } else {  // copy or reduce
+        const std::uint64_t data_bytes = step.count() * elem;
+        if (ctx.options.charge_compute && computes && data_bytes > 0)
+          sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
+        if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
       }
     }
     retire_all();
