@@ -159,6 +159,14 @@ class Evaluator {
   }
   std::size_t simulations() const { return simulations_; }
   void show_progress(bool on) { progress_ = on; }
+  void note_failure(const std::string& message) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_.empty()) failure_ = message;
+    ++failures_;
+  }
+  // The first failed simulation's message and how many failed, if any did.
+  const std::string& failure() const { return failure_; }
+  std::size_t failures() const { return failures_; }
 
  private:
   const Model& prior_;
@@ -167,6 +175,8 @@ class Evaluator {
   std::map<std::vector<double>, double> cache_;
   std::size_t simulations_ = 0;
   bool progress_ = false;
+  std::string failure_;
+  std::size_t failures_ = 0;
 };
 
 
@@ -180,8 +190,15 @@ struct ErrorSummary {
 struct RowResidual {
   Evaluator* evaluator;
   const Row* row;
+  // Runs on the solver's threads: a simulation that fails is a failed evaluation (the solver tries
+  // a smaller step), and its message is kept for after the fit; an exception would end the process.
   bool operator()(double const* const* parameters, double* residual) const {
-    residual[0] = std::log(evaluator->simulate_us(*row, parameters[0]) / row->call.measured_us);
+    try {
+      residual[0] = std::log(evaluator->simulate_us(*row, parameters[0]) / row->call.measured_us);
+    } catch (const std::exception& e) {
+      evaluator->note_failure(e.what());
+      return false;
+    }
     return std::isfinite(residual[0]);
   }
 };
@@ -315,6 +332,9 @@ int run_calibrate(const CalibrateArgs& a) {
   options.logging_type = ceres::SILENT;
   ceres::Solver::Summary summary;
   ceres::Solve(options, &problem, &summary);
+  if (evaluator.failures() > 0)
+    std::cerr << "ccsim: warning: " << evaluator.failures() << " simulation(s) failed during the fit and were treated as "
+              << "failed steps; the first: " << evaluator.failure() << "\n";
 
   // Standard errors: the covariance of the fit, scaled by the residuals' own variance.
   double ss = 0;

@@ -12,8 +12,8 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   Point p;
   // nccl-tests times calls issued back to back (reference/nccl-model.md §4): a rooted call's chain
   // overlaps the next call's start (its root moves on once its part is sent), which a single
-  // call's makespan would miss.
-  // Where every rank waits for every other, the two agree and one call is cheaper to simulate.
+  // call's makespan would miss. Where every rank waits for every other, the two agree and one call
+  // is cheaper to simulate.
   EngineOptions engine = engine_options;
   engine.back_to_back = engine.back_to_back || is_rooted(spec.kind);
   const Bytes elem = element_bytes(spec.type);
