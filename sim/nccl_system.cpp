@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "sim/topology/rings.hpp"
 
 namespace ccsim::nccl {
 
@@ -79,8 +80,13 @@ NodeView view(const topo::Topology& t, int nranks) {
   v.ppn = std::min(gpn, nranks);
   v.nodes = (nranks + v.ppn - 1) / v.ppn;
   v.intra_gbps = 1e30;
-  for (int r = 0; r < v.ppn && v.ppn > 1; ++r) {
-    const topo::Route route = t.route(static_cast<std::size_t>(r), static_cast<std::size_t>((r + 1) % v.ppn));
+  // Along the ring the search finds, not rank order: on a hybrid cube-mesh (DGX-1) GPU r and r + 1
+  // are not always NVLink neighbours, and rank order would cross PCIe where NCCL's rings do not.
+  const std::vector<int> order = v.ppn > 1 ? topo::rings(t, v.ppn, 1).front() : std::vector<int>{0};
+  for (int k = 0; k < v.ppn && v.ppn > 1; ++k) {
+    const int r = order[static_cast<std::size_t>(k)];
+    const int next = order[static_cast<std::size_t>((k + 1) % v.ppn)];
+    const topo::Route route = t.route(static_cast<std::size_t>(r), static_cast<std::size_t>(next));
     v.intra_nvlink = v.intra_nvlink && route.latency_class == LatencyClass::nvlink;
     double bw = route_gbps(t, route);
     // A GPU with NVLinks to several peers (no switch) drives rings over all of them at once: NCCL

@@ -3,6 +3,10 @@
 
 #include "sim/nccl_system.hpp"
 #include "sim/topology/presets.hpp"
+#include "sim/topology/rings.hpp"
+#include "sim/topology/paths.hpp"
+
+#include <map>
 
 using namespace ccsim;
 
@@ -53,6 +57,25 @@ TEST_CASE("across nodes the rings leave through the NICs and tree becomes possib
   spec.nranks = 16;
   spec.count = 2;
   CHECK(nccl::choose(s, spec).algorithm == "tree");
+}
+
+TEST_CASE("a DGX-1's rings run over all six NVLink lanes of each V100, as NCCL's search finds them") {
+  // Hybrid cube-mesh: GPU 3 and 4 are not NVLink neighbours, so rank order would cross PCIe; the
+  // search follows NVLink. 6 lanes x 20 GB/s = 120: the ladder's 40 fits 3 times, duplicated into
+  // 6 x 20, one ring per lane (NV2 links carry two, NV1 links one).
+  const auto t = topo::make_preset("dgx1-v100");
+  const nccl::System s = nccl::describe(t, 8);
+  CHECK(s.ring.type_intra == nccl::PathType::nvlink);
+  CHECK(s.ring.channels == 6);
+  CHECK(s.ring.bw_intra == doctest::Approx(20));
+  std::map<std::pair<int, int>, int> rings_on;  // directed GPU pair -> rings over it
+  for (const auto& ring : topo::rings(t, 8, 6))
+    for (std::size_t i = 0; i < ring.size(); ++i) ++rings_on[{ring[i], ring[(i + 1) % ring.size()]}];
+  for (const auto& [pair, n] : rings_on) {
+    const int lanes = topo::path_class(t, t.gpu(static_cast<std::size_t>(pair.first)), t.gpu(static_cast<std::size_t>(pair.second))) == "NV2" ? 2 : 1;
+    CHECK(n == lanes);
+  }
+  CHECK(rings_on.size() == 8 * 4);  // every GPU's 4 NVLink neighbours, both directions
 }
 
 TEST_CASE("a PCIe box gets neither LL128 nor NVLS, and alltoall is point-to-point") {

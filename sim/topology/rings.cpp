@@ -25,11 +25,21 @@ struct Score {
   }
 };
 
-// The best Hamiltonian cycles over the GPUs of node 0, by exhaustive search from GPU 0 (small
-// nodes only); empty when every pair is equally connected through a switch (any order is then as
-// good: each GPU's one port carries the ring whatever its neighbours). A uniform mesh of direct
-// links keeps all its cycles, so that channels can spread over different links.
-std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
+// Candidate ring orders over the GPUs of node 0, by exhaustive search from GPU 0 (small nodes
+// only): the best Hamiltonian cycles first. Empty when every pair is equally connected through a
+// switch (any order is then as good: each GPU's one port carries the ring whatever its
+// neighbours). A uniform mesh of direct links keeps all its cycles, so that channels can spread
+// over different links. When the best cycles run over direct NVLinks only but the mesh has more
+// (a DGX-1's single links next to its double ones), every all-NVLink cycle follows them, and
+// `by_capacity` says to share channels out by link width: NCCL's search keeps adding rings at a
+// lower speed until every lane carries one (a DGX-1 V100 gets 6 rings over all 6 lanes).
+struct NodeCycles {
+  std::vector<std::vector<int>> cycles;
+  std::vector<std::vector<double>> bandwidth;  // [a][b]: the route's, for sharing by capacity
+  bool by_capacity = false;
+};
+
+NodeCycles best_node_cycles(const Topology& t, int ppn) {
   std::vector<std::vector<double>> bw(static_cast<std::size_t>(ppn), std::vector<double>(static_cast<std::size_t>(ppn), 0));
   bool uniform = true, direct = true;
   for (int a = 0; a < ppn; ++a)
@@ -41,13 +51,27 @@ std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
         direct &= t.route(static_cast<std::size_t>(a), static_cast<std::size_t>(b)).hops.size() == 1;
       }
   if ((uniform && !direct) || ppn < 3 || ppn > 10) return {};
-  std::vector<std::vector<int>> best;
+  std::vector<std::vector<bool>> nvlink(static_cast<std::size_t>(ppn), std::vector<bool>(static_cast<std::size_t>(ppn), false));
+  for (int a = 0; a < ppn; ++a)
+    for (int b = 0; b < ppn; ++b)
+      if (a != b) {
+        const Route r = t.route(static_cast<std::size_t>(a), static_cast<std::size_t>(b));
+        nvlink[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
+            r.hops.size() == 1 && r.latency_class == LatencyClass::nvlink && !r.through_gpu;
+      }
+  auto all_nvlink = [&](const std::vector<int>& cycle) {
+    for (std::size_t i = 0; i < cycle.size(); ++i)
+      if (!nvlink[static_cast<std::size_t>(cycle[i])][static_cast<std::size_t>(cycle[(i + 1) % cycle.size()])]) return false;
+    return true;
+  };
+  std::vector<std::vector<int>> best, mesh;
   Score best_score;
   std::vector<int> path{0};
   std::vector<bool> used(static_cast<std::size_t>(ppn), false);
   used[0] = true;
   std::function<void()> search = [&] {
     if (static_cast<int>(path.size()) == ppn) {
+      if (all_nvlink(path)) mesh.push_back(path);
       Score s{1e300, 0, 0};
       std::vector<double> hops;
       for (int i = 0; i < ppn; ++i)
@@ -73,7 +97,13 @@ std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
       }
   };
   search();
-  return best;
+  NodeCycles out{best, bw, false};
+  if (!best.empty() && all_nvlink(best.front()) && mesh.size() > best.size()) {
+    for (auto& cycle : mesh)
+      if (std::find(best.begin(), best.end(), cycle) == best.end()) out.cycles.push_back(std::move(cycle));
+    out.by_capacity = true;
+  }
+  return out;
 }
 
 }  // namespace
@@ -81,18 +111,21 @@ std::vector<std::vector<int>> best_node_cycles(const Topology& t, int ppn) {
 std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int channels) {
   const int ppn = std::min(topology.gpus_per_node(), nranks);
   const int nodes = nranks / ppn;
-  const auto cycles = best_node_cycles(topology, ppn);
+  const NodeCycles node = best_node_cycles(topology, ppn);
+  const auto& cycles = node.cycles;
   std::vector<std::vector<int>> out;
   // NCCL's search takes each channel's bandwidth off the links it uses before looking for the next:
-  // each channel takes, among the best cycles, the one whose links the earlier channels used least.
+  // each channel takes the candidate cycle whose links the earlier channels used least (per unit of
+  // width when sharing by capacity; the first of equals, so the best cycles go first).
   std::vector<std::vector<int>> used(static_cast<std::size_t>(ppn), std::vector<int>(static_cast<std::size_t>(ppn), 0));
   auto least_used = [&] {
     std::size_t pick = 0;
-    std::pair<int, int> pick_load{INT_MAX, INT_MAX};
+    std::pair<double, double> pick_load{1e300, 1e300};
     for (std::size_t i = 0; i < cycles.size(); ++i) {
-      std::pair<int, int> load{0, 0};  // (most-used link, total use) of the cycle's directed links
+      std::pair<double, double> load{0, 0};  // (most-used link, total use) of the cycle's directed links
       for (std::size_t k = 0; k < cycles[i].size(); ++k) {
-        const int u = used[static_cast<std::size_t>(cycles[i][k])][static_cast<std::size_t>(cycles[i][(k + 1) % cycles[i].size()])];
+        const auto a = static_cast<std::size_t>(cycles[i][k]), b = static_cast<std::size_t>(cycles[i][(k + 1) % cycles[i].size()]);
+        const double u = node.by_capacity ? (used[a][b] + 1) / node.bandwidth[a][b] : used[a][b];
         load.first = std::max(load.first, u);
         load.second += u;
       }
