@@ -261,6 +261,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   ++ctx.finished_streams;
 }
 
+// Streams (thread blocks) per endpoint: how many kernels share a GPU's HBM, and how many blocks a
+// rank's kernel has.
+std::vector<unsigned> streams_per_endpoint(const Schedule& schedule) {
+  std::vector<unsigned> n(static_cast<std::size_t>(schedule.endpoint_count()), 0);
+  for (const auto& stream : schedule.streams) ++n[static_cast<std::size_t>(stream.rank)];
+  return n;
+}
+
 // A receive-reduce kernel starts when the recv is posted, and k concurrent kernels on a GPU share
 // its HBM, so it lasts at most 3 x bytes x k / HBM (k: streams on that GPU); the transfer it
 // overlaps lasts at least wire bytes / (bottleneck link or channel cap). When every kernel of the
@@ -269,8 +277,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
 bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model) {
   const double hbm = model.hbm_bandwidth_bytes_per_s();
   const std::size_t elem = element_bytes(schedule.spec.type);
-  std::vector<double> streams_on_rank(static_cast<std::size_t>(schedule.endpoint_count()), 0);
-  for (const auto& stream : schedule.streams) ++streams_on_rank[static_cast<std::size_t>(stream.rank)];
+  const std::vector<unsigned> streams_on_rank = streams_per_endpoint(schedule);
   for (const auto& stream : schedule.streams)
     for (const auto& step : stream.steps) {
       if (schedule.is_switch(stream.rank)) continue;
@@ -341,8 +348,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   if (options.back_to_back) {
     ctx.passes = 2;
     ctx.launch_gap_s = launch_latency_s(schedule, model);
-    std::vector<unsigned> streams_on(static_cast<std::size_t>(plan.endpoints()), 0);
-    for (const auto& stream : schedule.streams) ++streams_on[static_cast<std::size_t>(stream.rank)];
+    const std::vector<unsigned> streams_on = streams_per_endpoint(schedule);
     for (unsigned n : streams_on) ctx.rank_barriers.push_back(n > 0 ? sg4::Barrier::create(n) : nullptr);
     for (auto& end : ctx.pass_end) end.assign(streams_on.size(), 0);
   }

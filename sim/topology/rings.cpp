@@ -41,24 +41,19 @@ struct NodeCycles {
 
 NodeCycles best_node_cycles(const Topology& t, int ppn) {
   std::vector<std::vector<double>> bw(static_cast<std::size_t>(ppn), std::vector<double>(static_cast<std::size_t>(ppn), 0));
+  std::vector<std::vector<bool>> nvlink(static_cast<std::size_t>(ppn), std::vector<bool>(static_cast<std::size_t>(ppn), false));
   bool uniform = true, direct = true;
   for (int a = 0; a < ppn; ++a)
     for (int b = 0; b < ppn; ++b)
       if (a != b) {
-        bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
-            route_bandwidth(t, static_cast<std::size_t>(a), static_cast<std::size_t>(b), false);
-        uniform &= bw[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] == bw[0][1];
-        direct &= t.route(static_cast<std::size_t>(a), static_cast<std::size_t>(b)).hops.size() == 1;
+        const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+        bw[ua][ub] = route_bandwidth(t, ua, ub, false);
+        uniform &= bw[ua][ub] == bw[0][1];
+        const Route r = t.route(ua, ub);
+        direct &= r.hops.size() == 1;
+        nvlink[ua][ub] = r.hops.size() == 1 && r.latency_class == LatencyClass::nvlink && !r.through_gpu;
       }
   if ((uniform && !direct) || ppn < 3 || ppn > 10) return {};
-  std::vector<std::vector<bool>> nvlink(static_cast<std::size_t>(ppn), std::vector<bool>(static_cast<std::size_t>(ppn), false));
-  for (int a = 0; a < ppn; ++a)
-    for (int b = 0; b < ppn; ++b)
-      if (a != b) {
-        const Route r = t.route(static_cast<std::size_t>(a), static_cast<std::size_t>(b));
-        nvlink[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
-            r.hops.size() == 1 && r.latency_class == LatencyClass::nvlink && !r.through_gpu;
-      }
   auto all_nvlink = [&](const std::vector<int>& cycle) {
     for (std::size_t i = 0; i < cycle.size(); ++i)
       if (!nvlink[static_cast<std::size_t>(cycle[i])][static_cast<std::size_t>(cycle[(i + 1) % cycle.size()])]) return false;
