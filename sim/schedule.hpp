@@ -41,6 +41,8 @@ struct Step {
                           // at once (a switch reading every GPU); combined in program order
   bool fused = false;     // send only: one leg of a multi-party operation (an NVLS reduction reads
                           // every GPU at once) whose latency another step of it pays
+  bool part = false;      // send only: a later piece of a chunk forwarded line by line (LL/LL128
+                          // inside a node): it pays its latency but takes no FIFO slot of its own
   std::int32_t peer = -1;  // send / recv
   std::int32_t tag = 0;    // a send matches the peer's recv with the same tag, in program order
   Region src;

@@ -69,6 +69,9 @@ Envelope no_delay;  // the payload of a message that arrives as its transfer end
 // many messages in flight (the fused legs of one aggregated message count once). Waiting for them
 // also keeps SimGrid fast: 3.32 scans an actor's list of unwaited activities on every completion.
 constexpr std::size_t kMessagesInFlight = 8;
+// The fused legs of one aggregated message, and the later pieces of a chunk streamed line by line,
+// share the slot of the message or chunk they belong to.
+bool takes_slot(const Step& step) { return !step.fused && !step.part; }
 
 struct InFlight {
   sg4::CommPtr comm;
@@ -85,14 +88,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   const bool computes = !ctx.schedule.is_switch(stream.rank);
   struct Connection {
     std::deque<InFlight> sends;
-    std::size_t messages = 0;  // non-fused sends among them
+    std::size_t messages = 0;  // sends among them that take a slot
   };
   std::map<int, Connection> in_flight;  // by peer
   auto retire_oldest = [&](Connection& c) {
     InFlight& f = c.sends.front();
     f.comm->wait();
     if (record) ctx.records.push_back({stream_index, f.step, f.start, f.comm->get_finish_time(), f.bytes});
-    if (!stream.steps[f.step].fused) --c.messages;
+    if (takes_slot(stream.steps[f.step])) --c.messages;
     c.sends.pop_front();
   };
   auto retire_all = [&] {
@@ -119,7 +122,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // Posts send step i (and its data) to the peer; returns at once unless the step waits.
   auto send = [&](std::uint32_t i, const Step& step, double start, int pass) {
     Connection& connection = in_flight[step.peer];
-    if (!step.fused)
+    if (takes_slot(step))
       while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
     const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
     // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
@@ -174,7 +177,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     comm->start();
     if (pass == 0) ++ctx.messages;
     connection.sends.push_back({comm, i, start, bytes});
-    if (!step.fused) ++connection.messages;
+    if (takes_slot(step)) ++connection.messages;
     if (step.wait) {
       retire_all();
       end_batch();

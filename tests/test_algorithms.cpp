@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/cpu_executor.hpp"
+#include "kernels/device_plan.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
@@ -251,4 +252,53 @@ TEST_CASE("hierarchical composes any per-level algorithms and proves them on dat
   o.levels = {"recursive_doubling", "ring"};
   CHECK_THROWS_WITH_AS(algo::compile("hierarchical", spec_of(CollectiveKind::all_reduce, 8, 64), o),
                        doctest::Contains("recursive_doubling does not implement reduce_scatter"), Error);
+}
+
+TEST_CASE("LL and LL128 chains stream chunks in pieces inside a node, whole chunks across nodes") {
+  // Hops: a piece is one thread block pass (LL 4096 data bytes, LL128 38400); NCCL's proxy moves
+  // whole FIFO steps between nodes, and Simple whole slices everywhere.
+  const std::uint64_t ll_piece = 4096 / 4, ll128_piece = 38400 / 4;  // int32 elements
+  for (Protocol protocol : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+    const std::uint64_t grain = protocol == Protocol::ll ? ll_piece : ll128_piece;
+    for (int ppn : {0, 4}) {
+      auto o = one_channel(10 * grain * 4, ppn);  // chunks of 10 pieces
+      o.channels = 2;
+      o.protocol = protocol;
+      struct Case {
+        const char* algorithm;
+        CollectiveKind kind;
+      };
+      for (const Case c : {Case{"ring", CollectiveKind::broadcast}, Case{"ring", CollectiveKind::reduce},
+                           Case{"tree", CollectiveKind::all_reduce}, Case{"tree", CollectiveKind::broadcast},
+                           Case{"tree", CollectiveKind::reduce}}) {
+        for (int root : {0, 5}) {
+          auto spec = spec_of(c.kind, 8, 2 * 25 * grain + 7, root);  // ragged last chunk and piece
+          for (ReduceOp op : {ReduceOp::avg, ReduceOp::max}) {  // avg: the final touch lands once
+            spec.op = op;
+            INFO(c.algorithm, " ", to_string(c.kind), " ", to_string(protocol), " ppn ", ppn, " root ", root, " ", to_string(op));
+            const Schedule s = algo::compile(c.algorithm, spec, o);
+            CHECK(kernels::check(s, false).wrong == 0);
+            CHECK(kernels::check(s, true).wrong == 0);
+            // The GPU backend's issue order and staging slots take the pieces too.
+            CHECK(kernels::check_with(s, false, 1, [&](std::vector<kernels::RankMemory>& memory) {
+                    kernels::execute_plan(s, kernels::plan_for_device(s), memory);
+                  }).wrong == 0);
+            int parts = 0, whole_across = 0;
+            for (const auto& stream : s.streams)
+              for (const auto& step : stream.steps) {
+                if (step.kind != StepKind::send) continue;
+                const bool across = ppn > 0 && step.peer / ppn != stream.rank / ppn;
+                CHECK(step.src.count <= (protocol == Protocol::simple || across ? 10 * grain : grain));
+                if (across) CHECK(!step.part);
+                parts += step.part ? 1 : 0;
+                whole_across += across && step.src.count > grain ? 1 : 0;
+              }
+            if (protocol == Protocol::simple) CHECK(parts == 0);
+            else CHECK(parts > 0);
+            if (ppn > 0) CHECK(whole_across > 0);
+          }
+        }
+      }
+    }
+  }
 }

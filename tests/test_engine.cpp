@@ -411,3 +411,27 @@ TEST_CASE("calls run back to back overlap a chain's tail with the next call's he
   const double alone = simulate(ring, flat(8), m, no_compute()).timeline.total_s();
   CHECK(simulate(ring, flat(8), m, b2b).timeline.total_s() == doctest::Approx(alone).epsilon(0.1));
 }
+
+TEST_CASE("an LL chain inside a node forwards each chunk piece by piece, not chunk by chunk") {
+  // LL flags every 8-byte word, so a GPU passes on what one thread block pass (512 threads x 8 data
+  // bytes) brought in without waiting for the rest of the chunk: each hop adds a piece's time and a
+  // latency, and the chunk's pieces follow at the link's rate. Simple forwards whole slices.
+  const Model m = pure_alpha_beta();
+  CollectiveSpec spec;
+  spec.nranks = 8;
+  spec.kind = CollectiveKind::broadcast;
+  spec.type = DataType::uint8;
+  spec.count = 1 << 20;  // one chunk
+  algo::AlgorithmOptions opt;
+  opt.channels = 1;
+  opt.chunk_bytes = spec.count;
+  opt.protocol = Protocol::ll;
+  const double pieces = spec.count / 4096.0, piece_time = 2 * 4096 / kPortBandwidth;  // LL: 16-byte lines of 8 data bytes
+  const double ll = simulate(algo::compile("ring", spec, opt), flat(8), m, no_compute()).timeline.total_s();
+  // 7 hops, each holding the stream for its latency before its first piece, then the pieces in a row.
+  CHECK(ll == doctest::Approx(8 * kAlpha + (7 + pieces - 1) * piece_time).epsilon(1e-3));
+  opt.protocol = Protocol::simple;
+  opt.chunk_bytes = 4 * spec.count;  // a ring broadcast's Simple chunk is a quarter of it: one chunk again
+  const double simple = simulate(algo::compile("ring", spec, opt), flat(8), m, no_compute()).timeline.total_s();
+  CHECK(simple == doctest::Approx(7 * (kAlpha + spec.count / kPortBandwidth)).epsilon(1e-3));
+}

@@ -28,7 +28,7 @@ StepWriter Composer::writer(int rank, int channel) { return StepWriter(stream(ra
 
 void Composer::add(const Phase& phase) {
   AlgorithmOptions sub_options = options_;
-  sub_options.ranks_per_node = 0;  // each phase runs inside one level
+  sub_options.ranks_per_node = phase.ranks_per_node;
   sub_options.channels = 1;
   sub_options.rings.clear();
   const Schedule sub = compile(phase.algorithm, phase.spec, sub_options);

@@ -19,6 +19,10 @@ struct Phase {
   // Where a sub rank's buffer element lies in the global rank's memory.
   std::function<Region(int sub_rank, BufferId buffer)> base;
   bool keep_finalize = true;       // false: the sub-op's last touches are left to the caller
+  // Consecutive sub ranks that share a node: 0 when all do (a phase inside a node), 1 when each is
+  // on a node of its own (a phase across nodes). Node-aware algorithms and the hops that stream
+  // line by line (pipeline.hpp, Hops) follow it.
+  int ranks_per_node = 0;
 };
 
 class Composer {

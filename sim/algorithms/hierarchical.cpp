@@ -44,7 +44,7 @@ Schedule hierarchical(const CollectiveSpec& spec, const AlgorithmOptions& option
       for (int l = 0; l < ppn; ++l) {
         std::vector<int> peers;
         for (int node = 0; node < nodes; ++node) peers.push_back(node * ppn + l);
-        Phase ar{inter, part_spec, peers, c, nullptr, false};
+        Phase ar{inter, part_spec, peers, c, nullptr, false, 1};
         ar.spec.kind = CollectiveKind::all_reduce;
         ar.spec.nranks = nodes;
         ar.spec.count = shard;
@@ -74,7 +74,7 @@ Schedule hierarchical(const CollectiveSpec& spec, const AlgorithmOptions& option
     if (tail > 0) {
       std::vector<int> everyone;
       for (int r = 0; r < n; ++r) everyone.push_back(r);
-      Phase rest{inter, spec, everyone, c, nullptr, true};
+      Phase rest{inter, spec, everyone, c, nullptr, true, ppn};
       rest.spec.kind = CollectiveKind::all_reduce;
       rest.spec.count = tail;
       rest.base = [at, main](int, BufferId b) { return Region{b, b == BufferId::scratch ? 0 : at + main, 0}; };

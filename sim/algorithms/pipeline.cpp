@@ -41,6 +41,40 @@ std::uint64_t chunk_elements(const CollectiveSpec& spec, const AlgorithmOptions&
   return std::max(align, elems / align * align);
 }
 
+namespace {
+// Data one thread block moves per pass over a connection's FIFO (NCCL src/device/prims_ll.h,
+// prims_ll128.h): LL, 512 threads (NCCL_LL_MAX_NTHREADS) each storing one 16-byte line of 8 data
+// bytes; LL128, 640 threads (NCCL_LL128_MAX_NTHREADS, 20 warps) each moving 8 words
+// (NCCL_LL128_SHMEM_ELEMS_PER_THREAD) of 128-byte lines that carry 120 data bytes. Line formats and
+// thread counts: reference/nccl-model.md §1.7 and §2.
+constexpr std::uint64_t kLlPassBytes = 512 * 8;
+constexpr std::uint64_t kLl128PassBytes = 640 * 8 * 8 * 120 / 128;
+}  // namespace
+
+Hops::Hops(const CollectiveSpec& spec, const AlgorithmOptions& options) : ppn_(options.ranks_per_node) {
+  const std::uint64_t bytes = options.protocol == Protocol::ll      ? kLlPassBytes
+                              : options.protocol == Protocol::ll128 ? kLl128PassBytes
+                                                                    : 0;
+  const std::uint64_t align = align_elements(spec);
+  if (bytes > 0) granule_ = std::max(align, bytes / element_bytes(spec.type) / align * align);
+}
+
+bool Hops::cut_through(int a, int b) const {
+  return granule_ > 0 && (ppn_ <= 0 || a / ppn_ == b / ppn_);
+}
+
+std::vector<Region> Hops::pieces(const Region& r, int a, int b) const {
+  if (!cut_through(a, b) || r.count <= granule_) return {r};
+  std::vector<Region> out;
+  for (std::uint64_t at = 0; at < r.count; at += granule_)
+    out.push_back({r.buffer, r.offset + at, std::min(granule_, r.count - at)});
+  return out;
+}
+
+Region same_part(const Region& part, const Region& whole, const Region& like) {
+  return {like.buffer, like.offset + (part.offset - whole.offset), part.count};
+}
+
 int ranks_per_node(const CollectiveSpec& spec, const AlgorithmOptions& options, const std::string& algorithm) {
   const int n = spec.nranks;
   const int ppn = options.ranks_per_node > 0 ? std::min(options.ranks_per_node, n) : n;
@@ -101,6 +135,18 @@ void StepWriter::send(int peer, const Region& src, bool wait) {
   stream_.steps.push_back(s);
 }
 
+void StepWriter::part_send(int peer, const Region& src) {
+  send(peer, src);
+  stream_.steps.back().part = true;
+}
+
+void StepWriter::send_pieces(int peer, const std::vector<Region>& pieces) {
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (i == 0) send(peer, pieces[i]);
+    else part_send(peer, pieces[i]);
+  }
+}
+
 void StepWriter::end_overlap() {
   std::vector<Step*> recvs;
   for (std::size_t i = overlap_from_; i < stream_.steps.size(); ++i)
@@ -139,6 +185,20 @@ void StepWriter::copy(const Region& src, const Region& dst, bool finalize) {
   s.dst = dst;
   s.finalize = finalize;
   stream_.steps.push_back(s);
+}
+
+void relay(StepWriter& w, const Hops& hops, int prev, int self, int next, const Region& src, const Region& dst,
+           bool reduce, bool finalize) {
+  const std::vector<Region> in = hops.pieces(dst, prev, self);
+  const bool stream = next >= 0 && in.size() > 1 && hops.cut_through(self, next);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (reduce) w.recv_reduce(prev, same_part(in[i], dst, src), in[i], finalize);
+    else w.recv(prev, in[i], finalize);
+    if (!stream) continue;
+    if (i == 0) w.send(next, in[i]);
+    else w.part_send(next, in[i]);
+  }
+  if (next >= 0 && !stream) w.send_pieces(next, hops.pieces(dst, self, next));
 }
 
 }  // namespace ccsim::algo

@@ -48,11 +48,37 @@ int ranks_per_node(const CollectiveSpec& spec, const AlgorithmOptions& options, 
 // Ring order of channel `c` (identity when none is given).
 std::vector<int> ring_order(const AlgorithmOptions& options, int channel, int nranks);
 
+// The pieces in which one hop between two ranks carries a chunk. LL and LL128 flag every line, so
+// inside a node a GPU passes each line on as soon as it arrives: a chunk crosses a hop in the pieces
+// one thread block moves per pass (cut-through), and a chain of hops adds one piece's time per hop,
+// not one chunk's. Simple posts a slice only when all of it is written, and between nodes NCCL's
+// proxy sends whole FIFO steps: there a chunk is one piece (store and forward).
+class Hops {
+ public:
+  Hops(const CollectiveSpec& spec, const AlgorithmOptions& options);
+  // Whether a hop from rank `a` to rank `b` forwards line by line.
+  bool cut_through(int a, int b) const;
+  // `r` in the pieces the hop from `a` to `b` moves: one piece unless it cuts through.
+  std::vector<Region> pieces(const Region& r, int a, int b) const;
+
+ private:
+  std::uint64_t granule_ = 0;  // elements per piece; 0: whole chunks
+  int ppn_ = 0;                // ranks per node; 0: one node
+};
+
+// The part of `like`'s buffer span that `part` (a piece of `whole`) covers, in `buffer`: the matching
+// piece of another buffer that has the same layout (a chunk's input when `whole` is its output).
+Region same_part(const Region& part, const Region& whole, const Region& like);
+
 // Appends steps to a stream; every step carries the stream's protocol and tag.
 class StepWriter {
  public:
   StepWriter(Stream& stream, Protocol protocol, int tag) : stream_(stream), protocol_(protocol), tag_(tag) {}
   void send(int peer, const Region& src, bool wait = false);
+  // A later piece of a chunk that a hop forwards line by line (Step::part).
+  void part_send(int peer, const Region& src);
+  // Each piece in turn, the first opening the chunk's FIFO step and the rest parts of it.
+  void send_pieces(int peer, const std::vector<Region>& pieces);
   // A send whose latency another step of the same operation pays (Step::fused).
   void fused_send(int peer, const Region& src);
   void recv(int peer, const Region& dst, bool finalize = false);
@@ -75,5 +101,11 @@ class StepWriter {
   int tag_;
   std::size_t overlap_from_ = SIZE_MAX;
 };
+
+// Receives a chunk from `prev` into `dst` (combined with `src` when `reduce`) and, when `next` is
+// a rank (not -1), sends the result on: piece by piece where both hops cut through, so the chunk
+// streams through `self`, else once all of it is in.
+void relay(StepWriter& w, const Hops& hops, int prev, int self, int next, const Region& src, const Region& dst,
+           bool reduce, bool finalize);
 
 }  // namespace ccsim::algo

@@ -103,26 +103,26 @@ void all_gather_stream(const CollectiveSpec& spec, const RingView& ring, const s
   }
 }
 
-// Broadcast and reduce pipeline chunks along the ring opened into a chain at the root.
+// Broadcast and reduce pipeline chunks along the ring opened into a chain at the root; with LL and
+// LL128 each GPU of a node passes a chunk on line by line (Hops).
 void broadcast_stream(const CollectiveSpec& spec, const RingView& chain, const std::vector<ChunkLoop>& loops,
-                      StepWriter& w) {
+                      const Hops& hops, StepWriter& w) {
   const int n = chain.n, pos = chain.pos;
   for (const auto& loop : loops) {
     const Region in = piece(BufferId::input, loop, 0, spec.count);
     const Region out = piece(BufferId::output, loop, 0, spec.count);
     if (pos == 0) {
       // The root sends and writes its output in one pass (copySend): the copy does not delay the send.
-      if (n > 1) w.send(chain.next(), in);
+      if (n > 1) w.send_pieces(chain.next(), hops.pieces(in, chain.rank(), chain.next()));
       w.copy(in, out);
     } else {
-      w.recv(chain.prev(), out);
-      if (pos < n - 1) w.send(chain.next(), out);
+      relay(w, hops, chain.prev(), chain.rank(), pos < n - 1 ? chain.next() : -1, out, out, false, false);
     }
   }
 }
 
 void reduce_stream(const CollectiveSpec& spec, const RingView& chain, const std::vector<ChunkLoop>& loops,
-                   StepWriter& w) {
+                   const Hops& hops, StepWriter& w) {
   const int n = chain.n, pos = chain.pos;
   for (const auto& loop : loops) {
     const Region in = piece(BufferId::input, loop, 0, spec.count);
@@ -130,11 +130,10 @@ void reduce_stream(const CollectiveSpec& spec, const RingView& chain, const std:
     const bool root = pos == n - 1;
     if (pos == 0) {
       if (root) w.copy(in, out, true);
-      else w.send(chain.next(), in);
+      else w.send_pieces(chain.next(), hops.pieces(in, chain.rank(), chain.next()));
       continue;
     }
-    w.recv_reduce(chain.prev(), in, out, root);
-    if (!root) w.send(chain.next(), out);
+    relay(w, hops, chain.prev(), chain.rank(), root ? -1 : chain.next(), in, out, true, root);
   }
 }
 
@@ -153,6 +152,7 @@ Schedule ring(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const std::uint64_t block = spec.count / static_cast<std::uint64_t>(n);
   const bool per_block = spec.kind == CollectiveKind::reduce_scatter || spec.kind == CollectiveKind::all_gather;
   if (spec.kind == CollectiveKind::reduce_scatter) schedule.scratch_count = block;
+  const Hops hops(spec, options);
 
   for (int c = 0; c < options.channels; ++c) {
     RingView view{ring_order(options, c, n), n, 0};
@@ -170,8 +170,8 @@ Schedule ring(const CollectiveSpec& spec, const AlgorithmOptions& options) {
         case CollectiveKind::all_reduce: all_reduce_stream(spec, view, loops, w); break;
         case CollectiveKind::reduce_scatter: reduce_scatter_stream(spec, view, loops, w); break;
         case CollectiveKind::all_gather: all_gather_stream(spec, view, loops, w); break;
-        case CollectiveKind::broadcast: broadcast_stream(spec, view, loops, w); break;
-        case CollectiveKind::reduce: reduce_stream(spec, view, loops, w); break;
+        case CollectiveKind::broadcast: broadcast_stream(spec, view, loops, hops, w); break;
+        case CollectiveKind::reduce: reduce_stream(spec, view, loops, hops, w); break;
         default: break;  // the registry only sends the kinds above
       }
       schedule.streams.push_back(std::move(stream));

@@ -100,6 +100,7 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const std::uint64_t align = align_elements(spec);
   const std::vector<int> node_parent[2] = {double_binary_tree(nodes, 0), double_binary_tree(nodes, 1)};
   const bool all_reduce = spec.kind == CollectiveKind::all_reduce;
+  const Hops hops(spec, options);
 
   for (int c = 0; c < options.channels; ++c) {
     // all_reduce alternates the two trees over channels; broadcast and reduce use tree 0 from the root.
@@ -117,21 +118,59 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
       Stream reduce_stream{r, c, {}}, broadcast_stream{r, c, {}};
       StepWriter u(reduce_stream, options.protocol, up_tag);
       StepWriter d(root || !all_reduce ? reduce_stream : broadcast_stream, options.protocol, down_tag);
+      // With LL and LL128 a chunk streams through the GPUs of a node's chain piece by piece (Hops);
+      // a node's head also takes whole chunks from other nodes' heads, so it posts all its receives
+      // together (transfers at once, combined in order) before it sends.
+      std::vector<int> whole, streamed;
+      for (int child : links.children) (hops.cut_through(child, r) ? streamed : whole).push_back(child);
+      const bool stream_up = !root && hops.cut_through(r, links.parent);
       for (const auto& loop : loops) {
         const Region in = piece(BufferId::input, loop, 0, spec.count);
         const Region out = piece(BufferId::output, loop, 0, spec.count);
+        const std::vector<Region> parts = streamed.empty() ? std::vector<Region>{} : hops.pieces(out, streamed.front(), r);
+        const bool per_piece = whole.empty() && parts.size() > 1;
+        // The root of an all_reduce sends each piece down as soon as it is reduced.
+        const bool turn = root && all_reduce && per_piece;
+        auto send_piece = [](StepWriter& w, int peer, const Region& p, bool first) {
+          if (first) w.send(peer, p);
+          else w.part_send(peer, p);
+        };
         if (spec.kind != CollectiveKind::broadcast) {  // reduce up the tree
           if (links.children.empty() && root) u.copy(in, out, true);
-          u.begin_overlap();  // children's partials arrive together
-          for (std::size_t i = 0; i < links.children.size(); ++i)
-            u.recv_reduce(links.children[i], i == 0 ? in : out, out, root && i + 1 == links.children.size());
-          u.end_overlap();
-          if (!root) u.send(links.parent, links.children.empty() ? in : out);
+          if (!per_piece) u.begin_overlap();  // children's partials arrive together
+          for (std::size_t i = 0; i < whole.size(); ++i)
+            u.recv_reduce(whole[i], i == 0 ? in : out, out, root && streamed.empty() && i + 1 == whole.size());
+          for (std::size_t k = 0; k < parts.size(); ++k) {
+            if (per_piece) u.begin_overlap();
+            for (std::size_t i = 0; i < streamed.size(); ++i)
+              u.recv_reduce(streamed[i], whole.empty() && i == 0 ? same_part(parts[k], out, in) : parts[k], parts[k],
+                            root && i + 1 == streamed.size());
+            if (!per_piece) continue;
+            u.end_overlap();
+            if (stream_up) send_piece(u, links.parent, parts[k], k == 0);
+            if (turn)
+              for (int child : streamed) send_piece(d, child, parts[k], k == 0);
+          }
+          if (!per_piece) u.end_overlap();
+          if (!root && !(stream_up && per_piece))
+            u.send_pieces(links.parent, hops.pieces(links.children.empty() ? in : out, r, links.parent));
         }
         if (spec.kind != CollectiveKind::reduce) {  // broadcast down it
-          if (!root) d.recv(links.parent, out);
-          else if (spec.kind == CollectiveKind::broadcast) d.copy(in, out);
-          for (int child : links.children) d.send(child, out);
+          bool sent = turn;  // the pieces went down as they were reduced
+          if (!root) {
+            const std::vector<Region> from_parent = hops.pieces(out, links.parent, r);
+            sent = from_parent.size() > 1 && !streamed.empty();
+            for (std::size_t k = 0; k < from_parent.size(); ++k) {
+              d.recv(links.parent, from_parent[k]);
+              if (sent)
+                for (int child : streamed) send_piece(d, child, from_parent[k], k == 0);
+            }
+          } else if (spec.kind == CollectiveKind::broadcast) {
+            d.copy(in, out);
+          }
+          for (int child : whole) d.send(child, out);
+          if (!sent)
+            for (int child : streamed) d.send_pieces(child, hops.pieces(out, r, child));
         }
       }
       schedule.streams.push_back(std::move(reduce_stream));
