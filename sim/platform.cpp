@@ -57,6 +57,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     }
     return r;
   };
+  std::map<std::pair<int, int>, std::size_t> cpu_pairs;  // GPU pairs that P2P through a CPU
   for (const auto& [src, dst] : pairs) {
     const topo::Route route = route_between(src, dst);
     PlatformRoute pr;
@@ -90,12 +91,25 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
       pr.hops.emplace_back(it->second, hop.from == common);
     }
     if (route.via_cpu && !schedule.is_switch(src) && !schedule.is_switch(dst)) {
+      // NCCL rates P2P through a CPU at a fraction of the narrowest link (§3.1): what the CPU
+      // forwards between two GPUs, each direction shared by every transfer between them.
       double narrowest = 0;
       for (const auto& [link, forward] : pr.hops) {
         const double bw = plan.links_[link].bandwidth_bytes_per_s;
         narrowest = narrowest == 0 ? bw : std::min(narrowest, bw);
       }
-      pr.rate_limit_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor();
+      const int lo = std::min(src, dst), hi = std::max(src, dst);
+      auto [it, fresh] = cpu_pairs.try_emplace({lo, hi}, plan.links_.size());
+      if (fresh) {
+        const std::string a = device_name(topology.gpu(static_cast<std::size_t>(lo)));
+        const std::string b = device_name(topology.gpu(static_cast<std::size_t>(hi)));
+        PlatformLink pl;
+        pl.bandwidth_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor();
+        pl.forward_name = a + "->" + b + " (P2P through the CPU)";
+        pl.backward_name = b + "->" + a + " (P2P through the CPU)";
+        plan.links_.push_back(pl);
+      }
+      pr.hops.emplace_back(it->second, src == lo);
     }
     plan.routes_[{src, dst}] = std::move(pr);
   }

@@ -25,7 +25,6 @@ struct PlatformRoute {
   std::vector<std::pair<std::size_t, bool>> hops;  // (index into links, forward?)
   LatencyClass latency_class = LatencyClass::nvlink;
   double extra_latency_s = 0;  // switches on the way (topology what-ifs)
-  double rate_limit_bytes_per_s = 0;  // 0: none; else the most one transfer may use (P2P through a CPU)
 };
 
 class PlatformPlan {

@@ -172,7 +172,6 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
     sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
     double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
-    if (route.rate_limit_bytes_per_s > 0) cap = cap > 0 ? std::min(cap, route.rate_limit_bytes_per_s) : route.rate_limit_bytes_per_s;
     if (cap > 0) comm->set_rate(cap);
     comm->start();
     if (pass == 0) ++ctx.messages;
@@ -287,8 +286,6 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
       if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
       double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol);
-      const double limit = plan.route(step.peer, stream.rank).rate_limit_bytes_per_s;
-      if (limit > 0) bottleneck = bottleneck > 0 ? std::min(bottleneck, limit) : limit;
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
         const double bw = plan.links()[link].bandwidth_bytes_per_s;
         bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;

@@ -204,7 +204,7 @@ TEST_CASE("contention-free times match the closed forms of the classic algorithm
 
 #include "sim/topology/json_io.hpp"
 
-TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link") {
+TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link, shared by the transfers between the two GPUs") {
   const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "two-on-a-cpu", "devices": [
       {"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
       {"name": "cpu0", "kind": "cpu"}],
@@ -217,6 +217,12 @@ TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link") {
   const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
   const double time = simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s();
   CHECK(time == doctest::Approx(kAlpha + bytes / (link * m.cpu_p2p_bandwidth_factor())).epsilon(1e-9));
+  // It is what the CPU forwards between the two GPUs: two transfers (two channels) share it, and
+  // the opposite direction has its own.
+  const double two = simulate(point_to_point(2, {{0, 1}, {0, 1}}, bytes), t, m, no_compute()).timeline.total_s();
+  CHECK(two == doctest::Approx(kAlpha + 2 * bytes / (link * m.cpu_p2p_bandwidth_factor())).epsilon(1e-9));
+  const double both = simulate(point_to_point(2, {{0, 1}, {1, 0}}, bytes), t, m, no_compute()).timeline.total_s();
+  CHECK(both == doctest::Approx(time).epsilon(1e-9));
 }
 
 TEST_CASE("every algorithm's schedules run to completion on the engine (no deadlock, data-sized timelines)") {
