@@ -51,6 +51,7 @@ double ladder_speed(const std::vector<double>& ladder, double limit) {
 }
 
 constexpr int kMaxSearchChannels = 32;  // MAXCHANNELS/2: the search's own limit before duplication
+constexpr int kMaxChannels = 64;        // MAXCHANNELS (§1.7)
 
 // NCCL's bandwidth of a route: the narrowest hop, hops striped over several links adding up; P2P
 // through an Intel CPU costs x6/5 (§3.1).
@@ -294,10 +295,16 @@ Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes n
   return chunk;
 }
 
+int collective_channels(const System& s) {
+  const int ring = std::max(1, s.ring.channels);
+  const int searched = s.tree.channels > 0 ? std::min(ring, s.tree.channels) : ring;
+  return std::min(kMaxChannels, 2 * searched);
+}
+
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks) {
-  int nc = std::max(1, graph_of(s, algo).channels);
-  // NVLS and CollNet keep their channel count: their work is split by heads, not by size.
-  if (algo != Algo::ring && algo != Algo::tree) return nc;
+  // NVLS and CollNet keep their graph's channel count: their work is split by heads, not by size.
+  if (algo != Algo::ring && algo != Algo::tree) return std::max(1, graph_of(s, algo).channels);
+  int nc = collective_channels(s);
   const double threads = proto == Protocol::ll128 ? 640 : 512;
   double per_thread = proto == Protocol::simple ? 64 : 8;
   if (proto == Protocol::ll && algo == Algo::ring) per_thread *= nranks;

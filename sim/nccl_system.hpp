@@ -29,8 +29,15 @@ std::optional<Func> function_of(CollectiveKind kind);
 // reduce_scatter (§3.6).
 Bytes cost_bytes(const CollectiveSpec& spec);
 
-// Channels NCCL launches for a message of `nbytes`: the graph's count, reduced for small messages
-// so that every thread still has work (§1.7).
+// Thread blocks (channels) NCCL runs a ring or tree collective on: twice the rings (and trees) its
+// search found, min(ring, tree), as ncclTopoPostset duplicates every channel once more so that two
+// blocks share each ring ("24 coll channels" in NCCL's init log of 8-GPU A100 and H100 nodes, whose
+// search finds 12 rings; at most MAXCHANNELS).
+int collective_channels(const System& s);
+
+// Channels NCCL launches for a message of `nbytes`: collective_channels for ring and tree (the
+// graph's count for the others), reduced for small messages so that every thread still has work
+// (§1.7).
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks);
 
 // The chunk one channel pipelines for a call of `nbytes` (NCCL's nBytes), as NCCL sizes it

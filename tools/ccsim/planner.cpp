@@ -58,7 +58,13 @@ PointOptions Planner::point(const CollectiveSpec& spec, const std::string& algor
   o.sharp = topology_.has_sharp();
   o.levels = selection_.levels;
   auto it = rings_.find(o.channels);
-  if (it == rings_.end()) it = rings_.emplace(o.channels, topo::rings(topology_, nranks_, o.channels)).first;
+  if (it == rings_.end()) {
+    // Channels beyond the rings NCCL's search found run copies of them (NCCL's duplication).
+    const int searched = std::min(o.channels, std::max(1, system_.ring.channels));
+    auto rings = topo::rings(topology_, nranks_, searched);
+    for (int c = searched; c < o.channels && !rings.empty(); ++c) rings.push_back(rings[static_cast<std::size_t>(c % searched)]);
+    it = rings_.emplace(o.channels, rings).first;
+  }
   o.rings = it->second;
   return p;
 }
