@@ -32,7 +32,7 @@ Bytes cost_bytes(const CollectiveSpec& spec);
 // Thread blocks (channels) NCCL runs a ring or tree collective on: twice the rings (and trees) its
 // search found, min(ring, tree), as ncclTopoPostset duplicates every channel once more so that two
 // blocks share each ring ("24 coll channels" in NCCL's init log of 8-GPU A100 and H100 nodes, whose
-// search finds 12 rings; at most MAXCHANNELS).
+// search finds 12 rings, and "16" for two H100 nodes; at most MAXCHANNELS).
 int collective_channels(const System& s);
 
 // Channels NCCL launches for a message of `nbytes`: collective_channels for ring and tree (the

@@ -100,6 +100,10 @@ TEST_CASE("NCCL launches fewer channels for small messages") {
   CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, 64 * 512 * 3, 8) == 3);
   // Its search finds 12 rings; NCCL runs each on two blocks.
   CHECK(nccl::collective_channels(s) == 24);
+  // Two such nodes: "16 coll channels" in NCCL's init log of two p5.48xlarge.
+  topo::PresetOptions two;
+  two.nodes = 2;
+  CHECK(nccl::collective_channels(nccl::describe(topo::make_preset("dgx-h100", two), 16)) == 16);
   CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, Bytes{1} << 30, 8) == 24);
   CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, 8, 8) == 1);
 }

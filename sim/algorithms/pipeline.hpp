@@ -66,8 +66,8 @@ class Hops {
   int ppn_ = 0;                // ranks per node; 0: one node
 };
 
-// The part of `like`'s buffer span that `part` (a piece of `whole`) covers, in `buffer`: the matching
-// piece of another buffer that has the same layout (a chunk's input when `whole` is its output).
+// The piece of `like` at the place `part` holds in `whole`: the matching piece of another buffer
+// region with the same layout (a chunk's input when `whole` is its output).
 Region same_part(const Region& part, const Region& whole, const Region& like);
 
 // Appends steps to a stream; every step carries the stream's protocol and tag.
