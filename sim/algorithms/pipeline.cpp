@@ -135,16 +135,13 @@ void StepWriter::send(int peer, const Region& src, bool wait) {
   stream_.steps.push_back(s);
 }
 
-void StepWriter::part_send(int peer, const Region& src) {
+void StepWriter::send_piece(int peer, const Region& src, std::size_t index) {
   send(peer, src);
-  stream_.steps.back().part = true;
+  stream_.steps.back().part = index > 0;
 }
 
 void StepWriter::send_pieces(int peer, const std::vector<Region>& pieces) {
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    if (i == 0) send(peer, pieces[i]);
-    else part_send(peer, pieces[i]);
-  }
+  for (std::size_t i = 0; i < pieces.size(); ++i) send_piece(peer, pieces[i], i);
 }
 
 void StepWriter::end_overlap() {
@@ -194,9 +191,7 @@ void relay(StepWriter& w, const Hops& hops, int prev, int self, int next, const 
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (reduce) w.recv_reduce(prev, same_part(in[i], dst, src), in[i], finalize);
     else w.recv(prev, in[i], finalize);
-    if (!stream) continue;
-    if (i == 0) w.send(next, in[i]);
-    else w.part_send(next, in[i]);
+    if (stream) w.send_piece(next, in[i], i);
   }
   if (next >= 0 && !stream) w.send_pieces(next, hops.pieces(dst, self, next));
 }

@@ -75,9 +75,10 @@ class StepWriter {
  public:
   StepWriter(Stream& stream, Protocol protocol, int tag) : stream_(stream), protocol_(protocol), tag_(tag) {}
   void send(int peer, const Region& src, bool wait = false);
-  // A later piece of a chunk that a hop forwards line by line (Step::part).
-  void part_send(int peer, const Region& src);
-  // Each piece in turn, the first opening the chunk's FIFO step and the rest parts of it.
+  // Piece `index` of a chunk that a hop forwards line by line: the first opens the chunk's FIFO
+  // step, the later ones are parts of it (Step::part).
+  void send_piece(int peer, const Region& src, std::size_t index);
+  // Each piece in turn.
   void send_pieces(int peer, const std::vector<Region>& pieces);
   // A send whose latency another step of the same operation pays (Step::fused).
   void fused_send(int peer, const Region& src);

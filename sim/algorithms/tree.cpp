@@ -131,10 +131,6 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
         const bool per_piece = whole.empty() && parts.size() > 1;
         // The root of an all_reduce sends each piece down as soon as it is reduced.
         const bool turn = root && all_reduce && per_piece;
-        auto send_piece = [](StepWriter& w, int peer, const Region& p, bool first) {
-          if (first) w.send(peer, p);
-          else w.part_send(peer, p);
-        };
         if (spec.kind != CollectiveKind::broadcast) {  // reduce up the tree
           if (links.children.empty() && root) u.copy(in, out, true);
           if (!per_piece) u.begin_overlap();  // children's partials arrive together
@@ -147,9 +143,9 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
                             root && i + 1 == streamed.size());
             if (!per_piece) continue;
             u.end_overlap();
-            if (stream_up) send_piece(u, links.parent, parts[k], k == 0);
+            if (stream_up) u.send_piece(links.parent, parts[k], k);
             if (turn)
-              for (int child : streamed) send_piece(d, child, parts[k], k == 0);
+              for (int child : streamed) d.send_piece(child, parts[k], k);
           }
           if (!per_piece) u.end_overlap();
           if (!root && !(stream_up && per_piece))
@@ -163,7 +159,7 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
             for (std::size_t k = 0; k < from_parent.size(); ++k) {
               d.recv(links.parent, from_parent[k]);
               if (sent)
-                for (int child : streamed) send_piece(d, child, from_parent[k], k == 0);
+                for (int child : streamed) d.send_piece(child, from_parent[k], k);
             }
           } else if (spec.kind == CollectiveKind::broadcast) {
             d.copy(in, out);
