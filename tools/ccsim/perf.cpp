@@ -189,7 +189,7 @@ Runner add_perf(CLI::App& app) {
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
   cmd->add_option("--channels", args->channels,
-                  "Channels (default: what NCCL would launch: its graph's count, fewer for small messages)");
+                  "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes,
                   "Data per pipelined step per channel (default: NCCL's choice for the call: the model's chunk for "
                   "Ring, one step (a quarter) for other Simple algorithms and ring broadcast/reduce, NVLS/NVLSTree "
