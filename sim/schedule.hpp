@@ -79,6 +79,7 @@ struct Schedule {
   std::vector<Stream> streams;
   std::uint64_t scratch_count = 0;  // elements of scratch per endpoint
   std::vector<SwitchEndpoint> switches;
+  int blocks_per_stream = 1;  // identical NCCL thread blocks each stream stands for (fold_copies)
 
   int endpoint_count() const { return spec.nranks + static_cast<int>(switches.size()); }
   bool is_switch(int endpoint) const { return endpoint >= spec.nranks; }

@@ -285,7 +285,7 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
       if (schedule.is_switch(stream.rank)) continue;
       if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
-      double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol);
+      double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol) * schedule.blocks_per_stream;
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
         const double bw = plan.links()[link].bandwidth_bytes_per_s;
         bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;
@@ -323,7 +323,8 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.hop_latency_s(c, p, schedule.algorithm == "tree");
-    ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = model.channel_bandwidth_bytes_per_s(p);
+    // A stream standing for k identical thread blocks runs at up to k blocks' rate.
+    ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = model.channel_bandwidth_bytes_per_s(p) * schedule.blocks_per_stream;
   }
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
@@ -369,7 +370,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
     for (std::size_t r = 0; r < ctx.pass_end[0].size(); ++r)
       if (ctx.rank_barriers[r]) timeline.period_s = std::max(timeline.period_s, ctx.pass_end[1][r] - ctx.pass_end[0][r]);
   }
-  timeline.messages = ctx.messages;
+  timeline.messages = ctx.messages;  // simulated: a folded stream's message stands for its blocks' ones
   timeline.steps = std::move(ctx.records);
   std::sort(timeline.steps.begin(), timeline.steps.end(), [](const StepRecord& a, const StepRecord& b) {
     return a.stream != b.stream ? a.stream < b.stream : a.step < b.step;

@@ -6,6 +6,7 @@
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 #include "sim/topology/presets.hpp"
+#include "sim/topology/rings.hpp"
 
 using namespace ccsim;
 
@@ -440,4 +441,82 @@ TEST_CASE("an LL chain inside a node forwards each chunk piece by piece, not chu
   opt.chunk_bytes = 4 * spec.count;  // a ring broadcast's Simple chunk is a quarter of it: one chunk again
   const double simple = simulate(algo::compile("ring", spec, opt), flat(8), m, no_compute()).timeline.total_s();
   CHECK(simple == doctest::Approx(7 * (kAlpha + spec.count / kPortBandwidth)).epsilon(1e-3));
+}
+
+TEST_CASE("NCCL's duplicated channels run as one stream of two blocks in the same time") {
+  // NCCL launches twice the channels its search found, the copies on the same rings. Folding each
+  // pair into one stream with twice the chunk, pieces and per-block rate must not change any time:
+  // every flow in the system is folded alike, so max-min shares stay as they were.
+  topo::PresetOptions po;
+  po.nodes = 2;
+  const topo::Topology t = topo::make_preset("dgx-h100", po);
+  const Model m = Model::builtin("hopper");
+  auto rings = topo::rings(t, 16, 8);
+  for (int c = 0; c < 8; ++c) rings.push_back(rings[static_cast<std::size_t>(c)]);
+  struct Case {
+    const char* algorithm;
+    CollectiveKind kind;
+    Protocol protocol;
+    std::uint64_t bytes;
+  };
+  const Case cases[] = {
+      {"ring", CollectiveKind::all_reduce, Protocol::simple, 64 << 20}, {"ring", CollectiveKind::all_reduce, Protocol::ll128, 4 << 20},
+      {"ring", CollectiveKind::all_reduce, Protocol::ll, 256 << 10},    {"tree", CollectiveKind::all_reduce, Protocol::ll128, 8 << 20},
+      {"tree", CollectiveKind::all_reduce, Protocol::simple, 32 << 20}, {"ring", CollectiveKind::all_gather, Protocol::simple, 16 << 20},
+      {"ring", CollectiveKind::broadcast, Protocol::ll128, 4 << 20},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.algorithm);
+    CAPTURE(to_string(k.kind));
+    CAPTURE(to_string(k.protocol));
+    CollectiveSpec spec;
+    spec.nranks = 16;
+    spec.kind = k.kind;
+    spec.type = DataType::fp32;
+    spec.count = k.bytes / 4;
+    algo::AlgorithmOptions opt;
+    opt.protocol = k.protocol;
+    opt.channels = 16;
+    opt.chunk_bytes = m.chunk_bytes(k.protocol);
+    opt.ranks_per_node = 8;
+    opt.rings = rings;
+    const algo::AlgorithmOptions folded = algo::fold_copies(k.algorithm, spec, opt);
+    REQUIRE(folded.channels == 8);
+    REQUIRE(folded.blocks == 2);
+    const Schedule whole = algo::compile(k.algorithm, spec, opt), halved = algo::compile(k.algorithm, spec, folded);
+    CHECK(halved.streams.size() * 2 == whole.streams.size());
+    EngineOptions e;
+    e.back_to_back = k.kind == CollectiveKind::broadcast;  // as nccl-tests times a rooted call
+    const double a = simulate(whole, t, m, e).timeline.total_s(), b = simulate(halved, t, m, e).timeline.total_s();
+    CHECK(b == doctest::Approx(a).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("channels fold only where they repeat") {
+  CollectiveSpec spec;
+  spec.nranks = 16;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.count = 1 << 20;
+  algo::AlgorithmOptions opt;
+  opt.channels = 6;
+  opt.chunk_bytes = 1 << 17;
+  opt.ranks_per_node = 8;
+  // No ring orders: every ring channel is alike and runs as one stream of six blocks.
+  CHECK(algo::fold_copies("ring", spec, opt).blocks == 6);
+  CHECK(algo::fold_copies("ring", spec, opt).chunk_bytes == 6 << 17);
+  // A tree all_reduce's head rotates over the node's 8 GPUs: 6 channels have 6 heads, none alike.
+  CHECK(algo::fold_copies("tree", spec, opt).blocks == 1);
+  opt.channels = 16;
+  CHECK(algo::fold_copies("tree", spec, opt).channels == 8);
+  // Three distinct rings repeated, and one that is not: only the first repeats.
+  std::vector<int> a(16), b(16), c(16);
+  for (int i = 0; i < 16; ++i) a[i] = i, b[i] = 15 - i, c[i] = (i + 1) % 16;
+  opt.channels = 6;
+  opt.rings = {a, b, c, a, b, c};
+  CHECK(algo::fold_copies("ring", spec, opt).channels == 3);
+  opt.rings = {a, b, c, a, b, a};
+  CHECK(algo::fold_copies("ring", spec, opt).blocks == 1);
+  // Algorithms NCCL does not duplicate keep their channels.
+  opt.rings.clear();
+  CHECK(algo::fold_copies("direct", spec, opt).blocks == 1);
 }

@@ -56,7 +56,9 @@ Hops::Hops(const CollectiveSpec& spec, const AlgorithmOptions& options) : ppn_(o
                               : options.protocol == Protocol::ll128 ? kLl128PassBytes
                                                                     : 0;
   const std::uint64_t align = align_elements(spec);
-  if (bytes > 0) granule_ = std::max(align, bytes / element_bytes(spec.type) / align * align);
+  // A stream of several identical blocks moves one pass of each at once.
+  const std::uint64_t pass = bytes * static_cast<std::uint64_t>(std::max(1, options.blocks));
+  if (pass > 0) granule_ = std::max(align, pass / element_bytes(spec.type) / align * align);
 }
 
 bool Hops::cut_through(int a, int b) const {

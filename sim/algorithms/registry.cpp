@@ -1,6 +1,7 @@
 #include "sim/algorithms/registry.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "sim/algorithms/binomial.hpp"
 #include "sim/algorithms/bruck.hpp"
@@ -10,6 +11,7 @@
 #include "sim/algorithms/hierarchical.hpp"
 #include "sim/algorithms/nvls.hpp"
 #include "sim/algorithms/pat.hpp"
+#include "sim/algorithms/pipeline.hpp"
 #include "sim/algorithms/ring.hpp"
 #include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
@@ -19,6 +21,39 @@ namespace ccsim::algo {
 bool Algorithm::supports(CollectiveKind kind) const {
   return std::find(collectives.begin(), collectives.end(), kind) != collectives.end();
 }
+
+namespace {
+
+// Smallest p dividing the channel count with ring(c) == ring(c mod p) for every channel.
+int ring_period(const AlgorithmOptions& o) {
+  if (o.rings.empty()) return 1;
+  for (int p = 1; p < o.channels; ++p) {
+    if (o.channels % p != 0) continue;
+    bool repeats = true;
+    for (int c = p; c < o.channels && repeats; ++c)
+      repeats = o.rings[static_cast<std::size_t>(c)] == o.rings[static_cast<std::size_t>(c % p)];
+    if (repeats) return p;
+  }
+  return o.channels;
+}
+
+// A tree's channel c follows ring c's chain; all_reduce also alternates the two trees (c mod 2)
+// and rotates the chain's head over the node's GPUs (c mod ppn).
+int tree_period(const CollectiveSpec& spec, const AlgorithmOptions& o) {
+  const int p = ring_period(o);
+  if (spec.kind != CollectiveKind::all_reduce) return p;
+  return std::lcm(std::lcm(p, 2), ranks_per_node(spec, o, "tree"));
+}
+
+// Channels after which an algorithm's channels repeat exactly under these options; 0 where they
+// are not known to (the algorithms NCCL does not duplicate).
+int channel_period(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& o) {
+  if (algorithm == "ring") return ring_period(o);
+  if (algorithm == "tree") return tree_period(spec, o);
+  return 0;
+}
+
+}  // namespace
 
 const std::vector<Algorithm>& algorithms() {
   static const std::vector<Algorithm> all = {
@@ -144,9 +179,24 @@ Schedule compile(const std::string& algorithm, const CollectiveSpec& spec, const
           throw Error("a ring order must list every rank 0.." + std::to_string(spec.nranks - 1) + " once");
     }
   }
+  if (options.blocks < 1) throw Error("blocks per channel must be at least 1, got " + std::to_string(options.blocks));
   Schedule s = a.generate(spec, options);
+  s.blocks_per_stream = options.blocks;
   s.validate();
   return s;
+}
+
+AlgorithmOptions fold_copies(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& options) {
+  if (options.blocks != 1 || options.channels < 2) return options;
+  if (!options.rings.empty() && static_cast<int>(options.rings.size()) < options.channels) return options;  // compile says why
+  const int p = channel_period(algorithm, spec, options);
+  if (p < 1 || p >= options.channels || options.channels % p != 0) return options;
+  AlgorithmOptions folded = options;
+  folded.blocks = options.channels / p;
+  folded.channels = p;
+  folded.chunk_bytes = options.chunk_bytes * static_cast<Bytes>(folded.blocks);
+  if (!folded.rings.empty()) folded.rings.resize(static_cast<std::size_t>(p));
+  return folded;
 }
 
 }  // namespace ccsim::algo

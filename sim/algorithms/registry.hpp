@@ -21,6 +21,11 @@ struct AlgorithmOptions {
   std::vector<std::string> levels;  // hierarchical: algorithm inside a node, then across nodes
   // Ring order per channel (rank at each ring position); empty means 0, 1, ..., N-1 everywhere.
   std::vector<std::vector<int>> rings;
+  // NCCL thread blocks each channel stands for. NCCL runs copies of the channels its search found,
+  // on the same rings (ncclTopoPostset); k identical blocks move k times one block's data at k
+  // times its rate, so they may run as one stream (fold_copies). Pieces of a hop and the engine's
+  // per-block rate cap scale by it.
+  int blocks = 1;
 };
 
 struct Algorithm {
@@ -44,5 +49,10 @@ const Algorithm& find_algorithm(const std::string& name);
 // Validates the spec and options, refuses (Error with the reason) a collective the algorithm does
 // not serve, generates, and validates the resulting schedule.
 Schedule compile(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& options);
+// The same call with identical channels run as one stream of several blocks, where the algorithm's
+// channels repeat (ring and tree under NCCL's channel duplication): the same times, with a fraction
+// of the streams to simulate. A channel's chunk grows with its blocks, so every loop moves what it
+// did. Options come back unchanged where nothing repeats.
+AlgorithmOptions fold_copies(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& options);
 
 }  // namespace ccsim::algo

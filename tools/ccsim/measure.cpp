@@ -17,7 +17,8 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   EngineOptions engine = engine_options;
   engine.back_to_back = engine.back_to_back || is_rooted(spec.kind);
   const Bytes elem = element_bytes(spec.type);
-  const auto& o = options.algorithm_options;
+  // NCCL's duplicated channels follow the same rings: run each set of copies as one stream.
+  const algo::AlgorithmOptions o = algo::fold_copies(options.algorithm, spec, options.algorithm_options);
   // One loop of any of the algorithms moves at most ranks x channels x chunk: past kSteadyLoops of
   // them the pipeline is in its periodic regime and the time grows linearly with the size.
   // A pipeline loop moves at most ranks x channels x chunk; sizes far beyond it repeat one period.
