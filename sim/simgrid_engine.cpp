@@ -72,6 +72,7 @@ constexpr std::size_t kMessagesInFlight = 8;
 // The fused legs of one aggregated message, and the later pieces of a chunk streamed line by line,
 // share the slot of the message or chunk they belong to.
 bool takes_slot(const Step& step) { return !step.fused && !step.part; }
+constexpr std::size_t kPiecesInFlight = 16;  // later pieces of chunks, per connection (send())
 
 struct InFlight {
   sg4::CommPtr comm;
@@ -89,6 +90,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   struct Connection {
     std::deque<InFlight> sends;
     std::size_t messages = 0;  // sends among them that take a slot
+    std::size_t parts = 0;     // sends among them that are later pieces of a chunk
   };
   std::map<int, Connection> in_flight;  // by peer
   auto retire_oldest = [&](Connection& c) {
@@ -96,6 +98,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     f.comm->wait();
     if (record) ctx.records.push_back({stream_index, f.step, f.start, f.comm->get_finish_time(), f.bytes});
     if (takes_slot(stream.steps[f.step])) --c.messages;
+    if (stream.steps[f.step].part) --c.parts;
     c.sends.pop_front();
   };
   auto retire_all = [&] {
@@ -124,6 +127,13 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     Connection& connection = in_flight[step.peer];
     if (takes_slot(step))
       while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
+    // The later pieces of a chunk take no slot, so a sender could post every piece of its 8 chunks
+    // at once, and SimGrid 3.32 scans an actor's list of unwaited activities on every completion
+    // (most of the run time of a 64 MiB LL128 tree at 64 nodes). A block writes its pieces in
+    // order, one pass at a time, so one that is 16 pieces ahead of its receiver waits for the
+    // oldest; a pipeline whose links keep pace never gets that far ahead.
+    if (step.part)
+      while (connection.parts >= kPiecesInFlight) retire_oldest(connection);
     const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
     // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
     // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
@@ -177,6 +187,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     if (pass == 0) ++ctx.messages;
     connection.sends.push_back({comm, i, start, bytes});
     if (takes_slot(step)) ++connection.messages;
+    if (step.part) ++connection.parts;
     if (step.wait) {
       retire_all();
       end_batch();
