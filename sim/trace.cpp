@@ -102,9 +102,12 @@ nlohmann::json chrome_trace(const Schedule& schedule, const Timeline& timeline, 
   for (int e = 0; e < schedule.endpoint_count(); ++e)
     events.push_back(metadata("process_name", e, -1, schedule.is_switch(e) ? "switch " + endpoint_label(schedule, e)
                                                                             : "rank " + std::to_string(e)));
+  // A folded stream stands for several identical NCCL channels (algo::fold_copies): say so.
+  const std::string blocks =
+      schedule.blocks_per_stream > 1 ? ", " + std::to_string(schedule.blocks_per_stream) + " identical blocks" : "";
   for (std::size_t s = 0; s < schedule.streams.size(); ++s)
     events.push_back(metadata("thread_name", schedule.streams[s].rank, static_cast<int>(s),
-                              "channel " + std::to_string(schedule.streams[s].channel) + " (stream " + std::to_string(s) + ")"));
+                              "channel " + std::to_string(schedule.streams[s].channel) + " (stream " + std::to_string(s) + blocks + ")"));
   for (const auto& rec : timeline.steps) {
     const Stream& stream = schedule.streams.at(rec.stream);
     const Step& step = stream.steps.at(rec.step);
