@@ -274,6 +274,12 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   ++ctx.finished_streams;
 }
 
+// The most one stream's transfer may use (0: no cap): a stream standing for k identical thread
+// blocks (Schedule::blocks_per_stream) runs at up to k blocks' rate.
+double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, Protocol protocol) {
+  return model.channel_bandwidth_bytes_per_s(protocol) * schedule.blocks_per_stream;
+}
+
 // Streams (thread blocks) per endpoint: how many kernels share a GPU's HBM, and how many blocks a
 // rank's kernel has.
 std::vector<unsigned> streams_per_endpoint(const Schedule& schedule) {
@@ -296,7 +302,7 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
       if (schedule.is_switch(stream.rank)) continue;
       if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
-      double bottleneck = model.channel_bandwidth_bytes_per_s(step.protocol) * schedule.blocks_per_stream;
+      double bottleneck = stream_cap_bytes_per_s(model, schedule, step.protocol);
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
         const double bw = plan.links()[link].bandwidth_bytes_per_s;
         bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;
@@ -334,8 +340,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.hop_latency_s(c, p, schedule.algorithm == "tree");
-    // A stream standing for k identical thread blocks runs at up to k blocks' rate.
-    ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = model.channel_bandwidth_bytes_per_s(p) * schedule.blocks_per_stream;
+    ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = stream_cap_bytes_per_s(model, schedule, p);
   }
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
