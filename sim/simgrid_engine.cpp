@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -19,13 +20,29 @@ namespace ccsim {
 
 namespace {
 
-// A message's payload: when it was posted and how long after that its data can first arrive.
-// SimGrid starts a transfer once the receiver asks for it; data that was already on its way by
-// then has spent that time travelling, so the receiver sees it at the transfer's end, or at
+// A message's payload: when it was posted, how long after that its data can first arrive, and
+// the FIFO slot it holds at its receiver (null: none). Transfers start when posted (every
+// mailbox has its receiving stream as permanent receiver: NCCL writes into the peer's FIFO
+// whatever step that peer is at); the receiver sees the data at the transfer's end, or at
 // post + delay + transfer time if that is later.
 struct Envelope {
   double posted = 0;
   double delay = 0;
+  sg4::Semaphore* slot = nullptr;
+};
+
+// A connection of one call: sending endpoint, receiving endpoint, tag, call (pass). Kept whole:
+// composed schedules (algo::Composer) put tags in the hundreds of millions.
+struct ConnectionKey {
+  int src, dst, tag, pass;
+  bool operator==(const ConnectionKey&) const = default;
+};
+struct ConnectionKeyHash {
+  std::size_t operator()(const ConnectionKey& k) const {
+    const std::uint64_t a = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.src)) << 32) | static_cast<std::uint32_t>(k.dst);
+    const std::uint64_t b = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.tag)) << 32) | static_cast<std::uint32_t>(k.pass);
+    return std::hash<std::uint64_t>{}(a * 0x9e3779b97f4a7c15ULL ^ b);
+  }
 };
 
 struct Context {
@@ -39,7 +56,8 @@ struct Context {
   std::deque<Envelope> envelopes;  // of the messages that arrive later than their transfer ends
   std::vector<Envelope*> spare_envelopes;  // received ones, for reuse: memory stays what is in flight
   double channel_cap_bytes_per_s[3] = {};  // [protocol], 0: none
-  std::unordered_map<std::uint64_t, sg4::Mailbox*> mailboxes;
+  std::unordered_map<ConnectionKey, sg4::Mailbox*, ConnectionKeyHash> mailboxes;
+  std::unordered_map<ConnectionKey, sg4::SemaphorePtr, ConnectionKeyHash> slots;  // pass 0: all calls share them
   std::vector<StepRecord> records;
   std::uint64_t messages = 0;
   std::size_t finished_streams = 0;
@@ -51,8 +69,7 @@ struct Context {
   std::vector<double> pass_end[2];
 
   sg4::Mailbox* mailbox(int src, int dst, int tag, int pass) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(pass) << 62) ^ (static_cast<std::uint64_t>(src) << 44) ^
-                              (static_cast<std::uint64_t>(dst) << 24) ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag));
+    const ConnectionKey key{src, dst, tag, pass};
     auto it = mailboxes.find(key);
     if (it != mailboxes.end()) return it->second;
     auto* mb = sg4::Mailbox::by_name(std::to_string(src) + ">" + std::to_string(dst) + "#" + std::to_string(tag) + "/" +
@@ -60,19 +77,27 @@ struct Context {
     mailboxes.emplace(key, mb);
     return mb;
   }
+  sg4::Semaphore* slot(int src, int dst, int tag);
 };
 
 Envelope no_delay;  // the payload of a message that arrives as its transfer ends
 
 // NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many messages
-// ahead of its receiver (reference/nccl-model.md §1.2). The engine holds each (stream, peer) to as
-// many messages in flight (the fused legs of one aggregated message count once). Waiting for them
-// also keeps SimGrid fast: 3.32 scans an actor's list of unwaited activities on every completion.
+// ahead of its receiver (reference/nccl-model.md §1.2), a slot freeing when the receiver has
+// consumed its step. Each connection (sending rank, receiving rank, tag) has a semaphore of 8:
+// the sender takes one before it posts a message (the fused legs of one aggregated message count
+// once), the receiver gives it back once the step is done.
 constexpr std::size_t kMessagesInFlight = 8;
+
+sg4::Semaphore* Context::slot(int src, int dst, int tag) {
+  const ConnectionKey key{src, dst, tag, 0};
+  auto it = slots.find(key);
+  if (it != slots.end()) return it->second.get();
+  return slots.emplace(key, sg4::Semaphore::create(kMessagesInFlight)).first->second.get();
+}
 // The fused legs of one aggregated message, and the later pieces of a chunk streamed line by line,
 // share the slot of the message or chunk they belong to.
 bool takes_slot(const Step& step) { return !step.fused && !step.part; }
-constexpr std::size_t kPiecesInFlight = 16;  // later pieces of chunks, per connection (send())
 
 struct InFlight {
   sg4::CommPtr comm;
@@ -87,23 +112,18 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   bool record = ctx.options.record_steps;  // the first call's steps only
   // In-network switches reduce at line rate: their arithmetic costs no time.
   const bool computes = !ctx.schedule.is_switch(stream.rank);
-  struct Connection {
-    std::deque<InFlight> sends;
-    std::size_t messages = 0;  // sends among them that take a slot
-    std::size_t parts = 0;     // sends among them that are later pieces of a chunk
-  };
-  std::map<int, Connection> in_flight;  // by peer
-  auto retire_oldest = [&](Connection& c) {
-    InFlight& f = c.sends.front();
-    f.comm->wait();
-    if (record) ctx.records.push_back({stream_index, f.step, f.start, f.comm->get_finish_time(), f.bytes});
-    if (takes_slot(stream.steps[f.step])) --c.messages;
-    if (stream.steps[f.step].part) --c.parts;
-    c.sends.pop_front();
+  // A block writes one step after the other: a transfer to a peer starts when the last one to it
+  // has ended. `in_flight` holds each peer's transfer (retired before the next is posted), which
+  // also keeps SimGrid fast: 3.32 scans an actor's list of unwaited activities on every completion.
+  std::map<int, std::optional<InFlight>> in_flight;  // by peer
+  auto retire = [&](std::optional<InFlight>& f) {
+    if (!f) return;
+    f->comm->wait();
+    if (record) ctx.records.push_back({stream_index, f->step, f->start, f->comm->get_finish_time(), f->bytes});
+    f.reset();
   };
   auto retire_all = [&] {
-    for (auto& [peer, c] : in_flight)
-      while (!c.sends.empty()) retire_oldest(c);
+    for (auto& [peer, f] : in_flight) retire(f);
   };
 
   // Sends a stream posts back to back with the same data to different peers (a tree node's
@@ -122,18 +142,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_peers.clear();
     batch_slept = 0;
   };
+  // Makes this stream the permanent receiver of its messages of a pass (Envelope).
+  auto accept = [&](int pass) {
+    for (const Step& step : stream.steps)
+      if (step.kind == StepKind::recv) ctx.mailbox(step.peer, stream.rank, step.tag, pass)->set_receiver(sg4::Actor::self());
+  };
   // Posts send step i (and its data) to the peer; returns at once unless the step waits.
   auto send = [&](std::uint32_t i, const Step& step, double start, int pass) {
-    Connection& connection = in_flight[step.peer];
-    if (takes_slot(step))
-      while (connection.messages >= kMessagesInFlight) retire_oldest(connection);
-    // The later pieces of a chunk take no slot, so a sender could post every piece of its 8 chunks
-    // at once, and SimGrid 3.32 scans an actor's list of unwaited activities on every completion
-    // (a quarter of the run time of a 64 MiB LL128 tree at 64 nodes). A block writes its pieces in
-    // order, one pass at a time, so one that is 16 pieces ahead of its receiver waits for the
-    // oldest; a pipeline whose links keep pace never gets that far ahead.
-    if (step.part)
-      while (connection.parts >= kPiecesInFlight) retire_oldest(connection);
+    std::optional<InFlight>& previous = in_flight[step.peer];
     const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
     // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
     // On an NVLink or PCIe step the sending GPU's threads copy and flag the peer's buffer, so
@@ -165,16 +181,19 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       }
       last_peer = step.peer;
     }
+    retire(previous);
+    sg4::Semaphore* slot = takes_slot(step) ? ctx.slot(stream.rank, step.peer, step.tag) : nullptr;
+    if (slot) slot->acquire();
     if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
     Envelope* envelope = &no_delay;
-    if (delay > 0) {
+    if (delay > 0 || slot) {
       if (ctx.spare_envelopes.empty()) {
         envelope = &ctx.envelopes.emplace_back();
       } else {
         envelope = ctx.spare_envelopes.back();
         ctx.spare_envelopes.pop_back();
       }
-      *envelope = {sg4::Engine::get_clock(), delay};
+      *envelope = {sg4::Engine::get_clock(), delay, slot};
     }
     batch_slept = std::max(batch_slept, alpha);
     batch_peers.push_back(step.peer);
@@ -185,9 +204,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     if (cap > 0) comm->set_rate(cap);
     comm->start();
     if (pass == 0) ++ctx.messages;
-    connection.sends.push_back({comm, i, start, bytes});
-    if (takes_slot(step)) ++connection.messages;
-    if (step.part) ++connection.parts;
+    previous = InFlight{comm, i, start, bytes};
     if (step.wait) {
       retire_all();
       end_batch();
@@ -207,16 +224,21 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       if (r.reduce) reduce_bytes += static_cast<double>(r.count() * elem);
       if (!r.overlap || last + 1 >= stream.steps.size() || stream.steps[last + 1].kind != StepKind::recv) break;
     }
+    std::vector<sg4::Semaphore*> freed;  // the slots these messages hold, given back once consumed
     auto arrive = [&] {
       for (auto& comm : comms) comm->wait();
       double arrival = 0;
       for (std::size_t k = 0; k < comms.size(); ++k) {
         Envelope* e = envelopes[k];
         arrival = std::max(arrival, comms[k]->get_finish_time() + std::max(0.0, e->posted + e->delay - comms[k]->get_start_time()));
+        if (e->slot) freed.push_back(e->slot);
         if (e != &no_delay) ctx.spare_envelopes.push_back(e);
       }
       const double now = sg4::Engine::get_clock();
       if (arrival > now) sg4::this_actor::sleep_for(arrival - now);
+    };
+    auto consumed = [&] {
+      for (auto* slot : freed) slot->release();
     };
     if (ctx.options.staged_receives) {
       arrive();
@@ -224,6 +246,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       for (std::uint32_t k = i; k <= last; ++k)
         kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
       if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
+      consumed();
       if (record)
         for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
       return last;
@@ -234,6 +257,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     if (ctx.run_reduce_kernels && computes && reduce_bytes > 0) exec = sg4::this_actor::exec_async(3.0 * reduce_bytes);
     arrive();
     if (exec) exec->wait();
+    consumed();
     if (record)
       for (std::uint32_t k = i; k <= last; ++k) ctx.records.push_back({stream_index, k, start, sg4::Engine::get_clock(), 0});
     return last;
@@ -245,6 +269,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       record = false;
       ctx.rank_barriers[static_cast<std::size_t>(stream.rank)]->wait();
       sg4::this_actor::sleep_for(ctx.launch_gap_s);
+      // A call's data goes into the peer's buffers for that call: a sender ahead of its peer
+      // waits until the peer's kernel has started, then writes eagerly again.
+      accept(pass);
       last_peer = -1;
       end_batch();
     }
@@ -335,7 +362,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
@@ -371,8 +398,12 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   }
   for (std::uint32_t s = 0; s < schedule.streams.size(); ++s) {
     const Stream& stream = schedule.streams[s];
-    sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),
-                       ctx.hosts[static_cast<std::size_t>(stream.rank)], [&ctx, s] { run_stream(ctx, s); });
+    sg4::ActorPtr actor = sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),
+                                             ctx.hosts[static_cast<std::size_t>(stream.rank)], [&ctx, s] { run_stream(ctx, s); });
+    // Every stream takes its first call's messages from the start (before any actor runs, so
+    // that no early send waits for its receiver); later calls' messages once it starts them.
+    for (const Step& step : stream.steps)
+      if (step.kind == StepKind::recv) ctx.mailbox(step.peer, stream.rank, step.tag, 0)->set_receiver(actor);
   }
   engine.run();
   if (ctx.finished_streams != schedule.streams.size())

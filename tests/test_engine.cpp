@@ -356,6 +356,60 @@ TEST_CASE("a ring across nodes pays the network latency only where its chain of 
   CHECK(paced <= 30 * post + 4 * net);
 }
 
+TEST_CASE("a sender fills its peer's 8 FIFO slots while the peer is busy, and waits for the peer to consume more") {
+  // NCCL writes into the receiver's buffer whatever step the receiver is at, as long as one of the
+  // connection's NCCL_STEPS = 8 slots is free; a slot frees when the receiver has consumed it. Here
+  // the receiver copies for longer than 8 chunks take to arrive: they arrive during the copy, the
+  // other 8 after it, one after another.
+  Model model = pure_alpha_beta();
+  const double hbm = 1e12;
+  model.set("hbm_bandwidth_gbps", hbm / 1e9, "test");
+  constexpr int kChunks = 16;
+  const std::uint64_t chunk = 1 << 20;
+  Schedule s;
+  s.spec.nranks = 2;
+  s.spec.count = kChunks * chunk;
+  s.spec.type = DataType::uint8;
+  s.algorithm = "test";
+  s.scratch_count = kChunks * chunk;
+  Stream tx{0, 0, {}}, rx{1, 0, {}};
+  Step copy;
+  copy.kind = StepKind::copy;
+  copy.src = {BufferId::input, 0, kChunks * chunk};
+  copy.dst = {BufferId::scratch, 0, kChunks * chunk};
+  rx.steps.push_back(copy);  // 2 x 16 MiB of HBM traffic at 1 TB/s: 33.6 us
+  for (int k = 0; k < kChunks; ++k) {
+    Step send;
+    send.kind = StepKind::send;
+    send.peer = 1;
+    send.src = {BufferId::input, k * chunk, chunk};
+    tx.steps.push_back(send);
+    Step recv;
+    recv.kind = StepKind::recv;
+    recv.peer = 0;
+    recv.dst = {BufferId::output, k * chunk, chunk};
+    rx.steps.push_back(recv);
+  }
+  s.streams = {tx, rx};
+  s.validate();
+  const double copy_time = 2.0 * kChunks * chunk / hbm, chunk_time = chunk / kPortBandwidth;
+  REQUIRE(copy_time > kAlpha + 8 * chunk_time);
+  const double time = simulate(s, flat(2), model).timeline.total_s();
+  CHECK(time == doctest::Approx(copy_time + 8 * chunk_time + kAlpha).epsilon(1e-6));
+}
+
+TEST_CASE("connections are told apart by their whole tag (composed schedules use tags beyond 2^24)") {
+  // (0 -> 1, tag 0) and (0 -> 2, tag 3 << 24) once shared a mailbox and a FIFO: rank 2 waited for
+  // ever (a hierarchical all_reduce on 128 nodes deadlocked).
+  Schedule s = point_to_point(3, {{0, 1}, {0, 2}}, 1 << 20);
+  for (auto& stream : s.streams)
+    for (auto& step : stream.steps)
+      if (step.peer == 2 || stream.rank == 2) step.tag = 3 << 24;
+  s.validate();
+  const double time = simulate(s, flat(3), pure_alpha_beta(), no_compute()).timeline.total_s();
+  CHECK(time == doctest::Approx(kAlpha + 2.0 * (1 << 20) / kPortBandwidth).epsilon(1e-6));  // rank 0's port, shared
+}
+
 TEST_CASE("a pipeline of chunks to one GPU pays the step latency once, not once per chunk") {
   // NCCL's 8 slots per connection let a sender write chunk k+1 while chunk k's flag travels: the
   // chunks stream at the link's rate and only the arrival of each waits out the latency.

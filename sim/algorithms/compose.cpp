@@ -1,5 +1,6 @@
 #include "sim/algorithms/compose.hpp"
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -9,7 +10,9 @@
 namespace ccsim::algo {
 
 namespace {
-constexpr int kPhaseTagStride = 1 << 20;  // tags of different phases never meet
+// Tags of different phases never meet: each phase's tags (small: one channel) are offset by its
+// number times this, which leaves room for the 3 phases x channels x nodes of 1024-node hierarchies.
+constexpr int kPhaseTagStride = 1 << 16;
 }
 
 Composer::Composer(const CollectiveSpec& spec, const AlgorithmOptions& options, std::string name)
@@ -40,7 +43,9 @@ void Composer::add(const Phase& phase) {
       throw Error(schedule_.algorithm + ": " + phase.algorithm +
                   " runs several streams per channel and cannot be nested (program order would not sequence it)");
   schedule_.scratch_count = std::max(schedule_.scratch_count, sub.scratch_count);
-  const int tag_offset = ++phases_ * kPhaseTagStride;
+  if (++phases_ >= std::numeric_limits<int>::max() / kPhaseTagStride)
+    throw Error(schedule_.algorithm + ": more than " + std::to_string(phases_ - 1) + " phases");
+  const int tag_offset = phases_ * kPhaseTagStride;
   for (const auto& s : sub.streams) {
     const int global = phase.ranks[static_cast<std::size_t>(s.rank)];
     Stream& target = stream(global, phase.channel);
@@ -53,6 +58,9 @@ void Composer::add(const Phase& phase) {
       if (uses_src) map(step.src);
       if (step.kind != StepKind::send) map(step.dst);
       if (step.kind == StepKind::send || step.kind == StepKind::recv) {
+        if (step.tag < 0 || step.tag >= kPhaseTagStride)
+          throw Error(schedule_.algorithm + ": " + phase.algorithm + " uses tag " + std::to_string(step.tag) +
+                      ", beyond the " + std::to_string(kPhaseTagStride) + " a nested phase may use");
         step.peer = phase.ranks[static_cast<std::size_t>(step.peer)];
         step.tag += tag_offset;
       }
