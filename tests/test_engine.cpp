@@ -68,6 +68,31 @@ Schedule point_to_point(int nranks, const std::vector<std::pair<int, int>>& flow
   return s;
 }
 
+// Rank 0 sends `chunks` chunks to rank 1 in order, one stream each side.
+Schedule chunk_pipeline(int chunks, std::uint64_t chunk) {
+  Schedule s;
+  s.spec.nranks = 2;
+  s.spec.count = chunks * chunk;
+  s.spec.type = DataType::uint8;
+  s.algorithm = "test";
+  Stream tx{0, 0, {}}, rx{1, 0, {}};
+  for (int k = 0; k < chunks; ++k) {
+    Step send;
+    send.kind = StepKind::send;
+    send.peer = 1;
+    send.src = {BufferId::input, k * chunk, chunk};
+    tx.steps.push_back(send);
+    Step recv;
+    recv.kind = StepKind::recv;
+    recv.peer = 0;
+    recv.dst = {BufferId::output, k * chunk, chunk};
+    rx.steps.push_back(recv);
+  }
+  s.streams = {tx, rx};
+  s.validate();
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("a contention-free ring all_reduce matches 2(N-1)(alpha + S/(N B))") {
@@ -366,31 +391,13 @@ TEST_CASE("a sender fills its peer's 8 FIFO slots while the peer is busy, and wa
   model.set("hbm_bandwidth_gbps", hbm / 1e9, "test");
   constexpr int kChunks = 16;
   const std::uint64_t chunk = 1 << 20;
-  Schedule s;
-  s.spec.nranks = 2;
-  s.spec.count = kChunks * chunk;
-  s.spec.type = DataType::uint8;
-  s.algorithm = "test";
+  Schedule s = chunk_pipeline(kChunks, chunk);
   s.scratch_count = kChunks * chunk;
-  Stream tx{0, 0, {}}, rx{1, 0, {}};
   Step copy;
   copy.kind = StepKind::copy;
   copy.src = {BufferId::input, 0, kChunks * chunk};
   copy.dst = {BufferId::scratch, 0, kChunks * chunk};
-  rx.steps.push_back(copy);  // 2 x 16 MiB of HBM traffic at 1 TB/s: 33.6 us
-  for (int k = 0; k < kChunks; ++k) {
-    Step send;
-    send.kind = StepKind::send;
-    send.peer = 1;
-    send.src = {BufferId::input, k * chunk, chunk};
-    tx.steps.push_back(send);
-    Step recv;
-    recv.kind = StepKind::recv;
-    recv.peer = 0;
-    recv.dst = {BufferId::output, k * chunk, chunk};
-    rx.steps.push_back(recv);
-  }
-  s.streams = {tx, rx};
+  s.streams[1].steps.insert(s.streams[1].steps.begin(), copy);  // 2 x 16 MiB of HBM traffic at 1 TB/s: 33.6 us
   s.validate();
   const double copy_time = 2.0 * kChunks * chunk / hbm, chunk_time = chunk / kPortBandwidth;
   REQUIRE(copy_time > kAlpha + 8 * chunk_time);
@@ -416,26 +423,7 @@ TEST_CASE("a pipeline of chunks to one GPU pays the step latency once, not once 
   const Model model = pure_alpha_beta();
   constexpr int kChunks = 8;
   const std::uint64_t chunk = 1 << 20;
-  Schedule s;
-  s.spec.nranks = 2;
-  s.spec.count = kChunks * chunk;
-  s.spec.type = DataType::uint8;
-  s.algorithm = "test";
-  Stream tx{0, 0, {}}, rx{1, 0, {}};
-  for (int k = 0; k < kChunks; ++k) {
-    Step send;
-    send.kind = StepKind::send;
-    send.peer = 1;
-    send.src = {BufferId::input, k * chunk, chunk};
-    tx.steps.push_back(send);
-    Step recv;
-    recv.kind = StepKind::recv;
-    recv.peer = 0;
-    recv.dst = {BufferId::output, k * chunk, chunk};
-    rx.steps.push_back(recv);
-  }
-  s.streams = {tx, rx};
-  s.validate();
+  const Schedule s = chunk_pipeline(kChunks, chunk);
   const double time = simulate(s, flat(2), model, no_compute()).timeline.total_s();
   CHECK(time == doctest::Approx(kAlpha + kChunks * chunk / kPortBandwidth).epsilon(1e-6));
 }
