@@ -319,7 +319,10 @@ std::vector<unsigned> streams_per_endpoint(const Schedule& schedule) {
 // its HBM, so it lasts at most 3 x bytes x k / HBM (k: streams on that GPU); the transfer it
 // overlaps lasts at least wire bytes / (bottleneck link or channel cap). When every kernel of the
 // schedule fits inside its transfer, none can change any time, and the engine skips them all
-// (each is a SimGrid activity: skipping them roughly halves the run time of a large ring).
+// (each is a SimGrid activity: skipping them roughly halves the run time of a large ring). Since
+// transfers fill the receiver's FIFO, a chunk already there when its receive is posted would pay
+// its kernel whole; a receiver that keeps pace (a ring's) never finds one: running every kernel
+// moved no row of the accuracy map by more than 0.02%.
 bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model) {
   const double hbm = model.hbm_bandwidth_bytes_per_s();
   const std::size_t elem = element_bytes(schedule.spec.type);
