@@ -1,5 +1,6 @@
 #include "sim/algorithms/compose.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -10,8 +11,8 @@
 namespace ccsim::algo {
 
 namespace {
-// Tags of different phases never meet: each phase's tags (small: one channel) are offset by its
-// number times this, which leaves room for the 3 phases x channels x nodes of 1024-node hierarchies.
+// Tags of phases that share a rank never meet: each phase's tags (small: one channel) are offset by
+// its number times this. Phases of disjoint ranks (the nodes of one level) may share a number.
 constexpr int kPhaseTagStride = 1 << 16;
 }
 
@@ -43,9 +44,13 @@ void Composer::add(const Phase& phase) {
       throw Error(schedule_.algorithm + ": " + phase.algorithm +
                   " runs several streams per channel and cannot be nested (program order would not sequence it)");
   schedule_.scratch_count = std::max(schedule_.scratch_count, sub.scratch_count);
-  if (++phases_ >= std::numeric_limits<int>::max() / kPhaseTagStride)
-    throw Error(schedule_.algorithm + ": more than " + std::to_string(phases_ - 1) + " phases");
-  const int tag_offset = phases_ * kPhaseTagStride;
+  if (rank_phases_.empty()) rank_phases_.assign(static_cast<std::size_t>(schedule_.spec.nranks), 0);
+  int number = 0;
+  for (int r : phase.ranks) number = std::max(number, rank_phases_[static_cast<std::size_t>(r)]);
+  if (++number >= std::numeric_limits<int>::max() / kPhaseTagStride)
+    throw Error(schedule_.algorithm + ": a rank takes part in more than " + std::to_string(number - 1) + " phases");
+  for (int r : phase.ranks) rank_phases_[static_cast<std::size_t>(r)] = number;
+  const int tag_offset = number * kPhaseTagStride;
   for (const auto& s : sub.streams) {
     const int global = phase.ranks[static_cast<std::size_t>(s.rank)];
     Stream& target = stream(global, phase.channel);

@@ -39,7 +39,7 @@ class Composer {
   Stream& stream(int rank, int channel);
   Schedule schedule_;
   AlgorithmOptions options_;
-  int phases_ = 0;
+  std::vector<int> rank_phases_;  // per rank: the highest phase number among the phases it is in
 };
 
 }  // namespace ccsim::algo
