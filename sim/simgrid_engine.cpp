@@ -106,6 +106,12 @@ struct InFlight {
   std::uint64_t bytes;
 };
 
+// Makes `actor` the permanent receiver of the stream's messages of one call (Envelope).
+void accept_messages(Context& ctx, const Stream& stream, int pass, const sg4::ActorPtr& actor) {
+  for (const Step& step : stream.steps)
+    if (step.kind == StepKind::recv) ctx.mailbox(step.peer, stream.rank, step.tag, pass)->set_receiver(actor);
+}
+
 void run_stream(Context& ctx, std::uint32_t stream_index) {
   const Stream& stream = ctx.schedule.streams[stream_index];
   const std::size_t elem = element_bytes(ctx.schedule.spec.type);
@@ -141,11 +147,6 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   auto end_batch = [&] {
     batch_peers.clear();
     batch_slept = 0;
-  };
-  // Makes this stream the permanent receiver of its messages of a pass (Envelope).
-  auto accept = [&](int pass) {
-    for (const Step& step : stream.steps)
-      if (step.kind == StepKind::recv) ctx.mailbox(step.peer, stream.rank, step.tag, pass)->set_receiver(sg4::Actor::self());
   };
   // Posts send step i (and its data) to the peer; returns at once unless the step waits.
   auto send = [&](std::uint32_t i, const Step& step, double start, int pass) {
@@ -271,7 +272,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       sg4::this_actor::sleep_for(ctx.launch_gap_s);
       // A call's data goes into the peer's buffers for that call: a sender ahead of its peer
       // waits until the peer's kernel has started, then writes eagerly again.
-      accept(pass);
+      accept_messages(ctx, stream, pass, sg4::Actor::self());
       last_peer = -1;
       end_batch();
     }
@@ -405,8 +406,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
                                              ctx.hosts[static_cast<std::size_t>(stream.rank)], [&ctx, s] { run_stream(ctx, s); });
     // Every stream takes its first call's messages from the start (before any actor runs, so
     // that no early send waits for its receiver); later calls' messages once it starts them.
-    for (const Step& step : stream.steps)
-      if (step.kind == StepKind::recv) ctx.mailbox(step.peer, stream.rank, step.tag, 0)->set_receiver(actor);
+    accept_messages(ctx, stream, 0, actor);
   }
   engine.run();
   if (ctx.finished_streams != schedule.streams.size())
