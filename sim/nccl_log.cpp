@@ -342,9 +342,15 @@ class LogParser {
   NcclLog finish() {
     if (continuing_) finish_command();
     if (!log_.gpus_per_thread) {
-      if (const auto g = command_gpus_per_thread(log_.command)) {
+      if (const auto g = command_option(log_.command, "-g", "--ngpus", 1024)) {
         log_.gpus_per_thread = *g;
         log_.gpus_per_thread_source = "command";
+      }
+    }
+    if (!log_.iters) {
+      if (const auto n = command_option(log_.command, "-n", "--iters", 1u << 30)) {
+        log_.iters = *n;
+        log_.iters_source = "command";
       }
     }
     decide_collective();
@@ -402,6 +408,17 @@ class LogParser {
         log_.gpus_per_thread = static_cast<int>(*gpus);
         log_.gpus_per_thread_source = "header";
       }
+      // "... warmup iters: 5 iters: 20 agg iters: 1 ...": the timed loop's iterations.
+      for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
+        if (tokens[i] != "iters:" || tokens[i - 1] == "warmup" || tokens[i - 1] == "agg") continue;
+        const auto n = parse_unsigned(tokens[i + 1]);
+        if (!n || *n < 1 || *n > (1u << 30)) {
+          problem(number, raw, "iters \"" + std::string(tokens[i + 1]) + "\" is not an iteration count");
+        } else {
+          log_.iters = static_cast<int>(*n);
+          log_.iters_source = "header";
+        }
+      }
       return true;
     }
     if (body.starts_with("Collective test starting:")) {
@@ -430,7 +447,10 @@ class LogParser {
 
   // nccl-tests' "-g N", "-gN", "--ngpus N" or "--ngpus=N", after the binary when the command
   // names one (a launcher's own options come before it).
-  static std::optional<int> command_gpus_per_thread(std::string_view command) {
+  // The value of an nccl-tests option (-g 8, -g8, --ngpus 8, --ngpus=8) on the command line, when it
+  // is a whole number in [1, max].
+  static std::optional<int> command_option(std::string_view command, std::string_view short_name,
+                                           std::string_view long_name, unsigned long long max) {
     const Tokens t = split(command);
     std::size_t first = 0;
     for (std::size_t i = 0; i < t.size(); ++i)
@@ -438,14 +458,16 @@ class LogParser {
         first = i + 1;
         break;
       }
+    const std::string long_eq = std::string(long_name) + "=";
     for (std::size_t i = first; i < t.size(); ++i) {
       std::string_view value;
-      if ((t[i] == "-g" || t[i] == "--ngpus") && i + 1 < t.size()) value = t[i + 1];
-      else if (t[i].starts_with("--ngpus=")) value = t[i].substr(8);
-      else if (t[i].starts_with("-g") && t[i].size() > 2 && !t[i].starts_with("--")) value = t[i].substr(2);
+      if ((t[i] == short_name || t[i] == long_name) && i + 1 < t.size()) value = t[i + 1];
+      else if (t[i].starts_with(long_eq)) value = t[i].substr(long_eq.size());
+      else if (t[i].starts_with(short_name) && t[i].size() > short_name.size() && !t[i].starts_with("--"))
+        value = t[i].substr(short_name.size());
       else continue;
-      const auto g = parse_unsigned(value);
-      if (g && *g >= 1 && *g <= 1024) return static_cast<int>(*g);
+      const auto v = parse_unsigned(value);
+      if (v && *v >= 1 && *v <= max) return static_cast<int>(*v);
     }
     return std::nullopt;
   }

@@ -64,6 +64,10 @@ struct NcclLog {
   // time can be what the run measures (Model::host_issue_s). Empty when the log says neither.
   std::optional<int> gpus_per_thread;
   std::string gpus_per_thread_source;  // "header" | "command" | ""
+  // Calls in nccl-tests' timed loop (-n): from the header's "iters: N", else the command's -n/--iters.
+  // The loop starts idle, so one call's fill and drain is spread over them (Timeline::per_call_s).
+  std::optional<int> iters;
+  std::string iters_source;  // "header" | "command" | ""
   bool summary_table = false;  // a markdown size | busbw table, not raw output
   std::vector<MeasuredRow> rows;
   // Every non-empty line that is neither a data row nor recognised output around it (comments,

@@ -1,5 +1,6 @@
 #pragma once
 // What a backend reports after running a schedule: when each step ran and what crossed each link.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ struct Timeline {
   std::vector<LinkRecord> links;
 
   double total_s() const { return period_s > 0 ? period_s : makespan_s + launch_latency_s; }
+  // The time nccl-tests prints for calls timed back to back: its loop of `iters` calls starts with
+  // every GPU idle, so the first call takes its whole makespan and each later one a period
+  // (nccl-tests' timed loop divided by iters). iters 0: the steady state alone (total_s).
+  double per_call_s(int iters) const {
+    if (period_s <= 0 || iters <= 0) return total_s();
+    return period_s + std::max(0.0, makespan_s + launch_latency_s - period_s) / iters;
+  }
 };
 
 void to_json(nlohmann::json& j, const Timeline& t);

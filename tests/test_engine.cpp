@@ -454,6 +454,11 @@ TEST_CASE("calls run back to back overlap a chain's tail with the next call's he
   CHECK(run.makespan_s == doctest::Approx(one.makespan_s).epsilon(1e-6));  // the first call is the same
   CHECK(run.total_s() >= launch);
   CHECK(run.total_s() <= launch + 3 * kAlpha);
+  // nccl-tests' loop of n calls starts idle: the first call takes its whole makespan, each later one
+  // a period, and the loop's time is divided by n.
+  CHECK(run.per_call_s(20) == doctest::Approx((one.total_s() + 19 * run.total_s()) / 20).epsilon(1e-9));
+  CHECK(run.per_call_s(0) == run.total_s());
+  CHECK(one.per_call_s(20) == one.total_s());  // not run back to back: a call alone
 
   spec.kind = CollectiveKind::all_reduce;
   const Schedule ring = algo::compile("ring", spec, opt);

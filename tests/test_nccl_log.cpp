@@ -67,6 +67,8 @@ TEST_CASE("nccl log: current layout with device lines and footer") {
   CHECK(log.command.empty());
   CHECK(log.gpus_per_thread == 2);
   CHECK(log.gpus_per_thread_source == "header");
+  CHECK(log.iters == 20);  // "warmup iters: 5 iters: 20 agg iters: 1": the timed loop's, not the others
+  CHECK(log.iters_source == "header");
   CHECK_FALSE(log.summary_table);
   CHECK(log.avg_busbw_gbps == doctest::Approx(25.5));
   CHECK(log.out_of_bounds == 0);
@@ -334,6 +336,11 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK(parse("./build/all_reduce_perf --ngpus=4 -b 8\n").gpus_per_thread == 4);
   CHECK(parse("./build/all_reduce_perf -g2 -b 8\n").gpus_per_thread == 2);
   CHECK_FALSE(parse("srun -g 3 ./build/all_reduce_perf -b 8\n").gpus_per_thread);
+  CHECK(parse("./build/all_reduce_perf -b 8 -n 50\n").iters == 50);
+  CHECK(parse("./build/all_reduce_perf --iters=7 -b 8\n").iters == 7);
+  CHECK(parse("./build/all_reduce_perf -n 50\n# nThread 1 nGpus 2 minBytes 8 warmup iters: 5 iters: 100\n").iters == 100);
+  CHECK_FALSE(parse("./build/all_reduce_perf -b 8\n").iters);
+  CHECK(problem_lines(parse("# nThread 1 nGpus 1 minBytes 8 warmup iters: 5 iters: many\n")) == std::vector<int>{1});
   const NcclLog bad_header = parse("# nThread 1 nGpus x minBytes 8\n");
   CHECK_FALSE(bad_header.gpus_per_thread);
   CHECK(problem_lines(bad_header) == std::vector<int>{1});

@@ -100,6 +100,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.algorithm = c.algorithm;
   selection.protocol = c.protocol;
   selection.gpus_per_thread = prepared.gpus_per_thread;
+  selection.iters = prepared.iters;
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;

@@ -254,6 +254,7 @@ int run_calibrate(const CalibrateArgs& a) {
     selection.algorithm = logs[li].c.algorithm;
     selection.protocol = logs[li].c.protocol;
     selection.gpus_per_thread = logs[li].gpus_per_thread;
+    selection.iters = logs[li].iters;
     const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);
     for (std::size_t i = 0; i < logs[li].calls.size(); ++i) {
       auto row = std::make_unique<Row>();

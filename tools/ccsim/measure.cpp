@@ -58,15 +58,15 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
     for (Bytes L = first;; L *= 2) {
       if (L >= spec.size_bytes()) {
         p.simulation = simulate(schedule ? *schedule : algo::compile(options.algorithm, spec, o), topology, model, engine);
-        seconds = p.simulation.timeline.total_s();
+        seconds = p.simulation.timeline.per_call_s(options.iters);
         break;
       }
       if (L == first) {
-        t1 = at(L / 4).timeline.total_s();
-        t2 = at(L / 2).timeline.total_s();
+        t1 = at(L / 4).timeline.per_call_s(options.iters);
+        t2 = at(L / 2).timeline.per_call_s(options.iters);
       }
       SimulationResult r3 = at(L);
-      const double t3 = r3.timeline.total_s();
+      const double t3 = r3.timeline.per_call_s(options.iters);
       const double slope_a = (t2 - t1) / static_cast<double>(L / 2 - L / 4);
       const double slope_b = (t3 - t2) / static_cast<double>(L - L / 2);
       // Schedules whose streams run ahead of each other (fused sends are not flow-controlled)
@@ -82,7 +82,7 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
     }
   } else {
     p.simulation = simulate(*schedule, topology, model, engine);
-    seconds = p.simulation.timeline.total_s();
+    seconds = p.simulation.timeline.per_call_s(options.iters);
   }
   const double host_s = model.host_issue_s(options.gpus_per_thread);
   p.row.host_bound = host_s > seconds;

@@ -22,6 +22,9 @@ struct PointOptions {
   // nccl-tests -g: GPUs one host thread issues each call to. The reported time is at least the
   // host's issue time for them (Model::host_issue_s); the timeline stays the GPUs' own.
   int gpus_per_thread = 1;
+  // Calls in the timed loop (nccl-tests -n): back-to-back calls pay one call's fill and drain over
+  // them (Timeline::per_call_s); 0 for the steady state alone.
+  int iters = 0;
 };
 
 // Pipeline loops (ranks x channels x chunk) a schedule runs before its time is tested for linearity.

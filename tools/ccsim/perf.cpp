@@ -31,6 +31,7 @@ struct PerfArgs {
   TopologyArgs topology;
   std::optional<int> ranks;
   int gpus_per_thread = 1;
+  int iters = 20;
   std::string model_file;
   std::string algorithm = "auto";
   std::string protocol = "auto";
@@ -76,6 +77,7 @@ int run_perf(const PerfArgs& a) {
   if (!a.chunk_bytes.empty()) selection.chunk_bytes = parse_bytes(a.chunk_bytes);
   selection.levels = a.levels;
   selection.gpus_per_thread = a.gpus_per_thread;
+  selection.iters = a.iters;
   const Planner planner(topology, model, nranks, selection);
   const bool check = a.check != 0;
   const Bytes check_limit = parse_bytes(a.check_limit);
@@ -177,6 +179,11 @@ Runner add_perf(CLI::App& app) {
                   "GPUs one host thread drives, as nccl-tests -g: a call takes at least this many times the model's "
                   "host_issue_us (the host issues each GPU's launch in turn)")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("-n,--iters", args->iters,
+                  "Calls in the timed loop, as nccl-tests -n: the loop starts idle, so a rooted call (whose calls "
+                  "overlap back to back) pays one call's fill and drain over them")
+      ->check(CLI::Range(1, 1 << 30))
       ->capture_default_str();
   cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
   cmd->add_option("--algo", args->algorithm,
