@@ -53,8 +53,9 @@ int channel_period(const std::string& algorithm, const CollectiveSpec& spec, con
   // Point-to-point exchanges give every channel the same peers in the same order, each its own
   // slice of every block (channel_part): one stream of all the blocks times them the same (within
   // 0.1% for every collective and protocol on five machines) with a channel's share of SimGrid
-  // flows. Bruck, binomial and recursive doubling do not fold as exactly across nodes (up to 30%
-  // apart), so they keep their channels.
+  // flows. Bruck, binomial and recursive doubling send a channel's slices of several blocks as
+  // separate pieces that pipeline; folded, they would become one message that pays its network
+  // latency after the whole (up to 30% slower across nodes), so they keep their channels.
   if (algorithm == "direct" || algorithm == "pairwise") return 1;
   return 0;
 }
