@@ -58,6 +58,8 @@ struct LogResult {
   std::string collective;
   int ranks = 0;
   int gpus_per_thread = 1;
+  int iters = 20;
+  bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   std::string topology, model;
   std::vector<RowResult> rows;
 };
@@ -108,6 +110,8 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.collective = std::string(to_string(*prepared.log.collective));
   out.ranks = ranks;
   out.gpus_per_thread = prepared.gpus_per_thread;
+  out.iters = prepared.iters;
+  out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.model = model.name();
   std::size_t done = 0;
@@ -149,7 +153,8 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
   o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
     << r.model << "), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
-    << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "") << "\n";
+    << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
+    << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!a.quiet) {
     o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";
