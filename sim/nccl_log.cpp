@@ -342,13 +342,13 @@ class LogParser {
   NcclLog finish() {
     if (continuing_) finish_command();
     if (!log_.gpus_per_thread) {
-      if (const auto g = command_option(log_.command, "-g", "--ngpus", 1024)) {
+      if (const auto g = command_option(log_.command, "-g", "--ngpus", 1024, false)) {
         log_.gpus_per_thread = *g;
         log_.gpus_per_thread_source = "command";
       }
     }
     if (!log_.iters) {
-      if (const auto n = command_option(log_.command, "-n", "--iters", 1u << 30)) {
+      if (const auto n = command_option(log_.command, "-n", "--iters", 1u << 30, true)) {
         log_.iters = *n;
         log_.iters_source = "command";
       }
@@ -445,12 +445,12 @@ class LogParser {
     return true;
   }
 
-  // nccl-tests' "-g N", "-gN", "--ngpus N" or "--ngpus=N", after the binary when the command
-  // names one (a launcher's own options come before it).
-  // The value of an nccl-tests option (-g 8, -g8, --ngpus 8, --ngpus=8) on the command line, when it
-  // is a whole number in [1, max].
+  // The value of an nccl-tests option ("-g 8", "-g8", "--ngpus 8", "--ngpus=8") on the command
+  // line when it is a whole number in [1, max]: after the binary when the command names one (a
+  // launcher's own options come before it), else anywhere unless `needs_binary` (mpirun's and
+  // srun's -n is not nccl-tests' -n).
   static std::optional<int> command_option(std::string_view command, std::string_view short_name,
-                                           std::string_view long_name, unsigned long long max) {
+                                           std::string_view long_name, unsigned long long max, bool needs_binary) {
     const Tokens t = split(command);
     std::size_t first = 0;
     for (std::size_t i = 0; i < t.size(); ++i)
@@ -458,6 +458,7 @@ class LogParser {
         first = i + 1;
         break;
       }
+    if (first == 0 && needs_binary) return std::nullopt;
     const std::string long_eq = std::string(long_name) + "=";
     for (std::size_t i = first; i < t.size(); ++i) {
       std::string_view value;

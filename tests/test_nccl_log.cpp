@@ -340,6 +340,8 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK(parse("./build/all_reduce_perf --iters=7 -b 8\n").iters == 7);
   CHECK(parse("./build/all_reduce_perf -n 50\n# nThread 1 nGpus 2 minBytes 8 warmup iters: 5 iters: 100\n").iters == 100);
   CHECK_FALSE(parse("./build/all_reduce_perf -b 8\n").iters);
+  CHECK(parse("mpirun -n 16 ./build/all_reduce_perf -b 8 -n 30\n").iters == 30);  // the launcher's -n is not it
+  CHECK_FALSE(parse("mpirun -n 16 ./build/all_reduce_perf -b 8\n").iters);
   CHECK(problem_lines(parse("# nThread 1 nGpus 1 minBytes 8 warmup iters: 5 iters: many\n")) == std::vector<int>{1});
   const NcclLog bad_header = parse("# nThread 1 nGpus x minBytes 8\n");
   CHECK_FALSE(bad_header.gpus_per_thread);
