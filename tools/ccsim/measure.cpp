@@ -1,11 +1,24 @@
 #include "ccsim/measure.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include "kernels/cpu_executor.hpp"
 
 namespace ccsim::cli {
+
+int p2p_ops_per_thread(const CollectiveSpec& spec, int gpus_per_thread) {
+  const int g = std::clamp(gpus_per_thread, 1, spec.nranks), n = spec.nranks;
+  switch (spec.kind) {
+    case CollectiveKind::alltoall: return g * 2 * n;   // a send and a receive per peer, itself included
+    case CollectiveKind::sendrecv: return g * 2;       // to the next rank, from the previous one
+    case CollectiveKind::gather:                       // every rank sends to the root, which also receives n
+    case CollectiveKind::scatter:                      // (scatter: the other way round)
+      return g + (spec.root < g ? n : 0);              // the busiest thread: the one with the root
+    default: return 0;                                 // one collective call per GPU
+  }
+}
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
               const PointOptions& options, const EngineOptions& engine_options) {
@@ -84,7 +97,7 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
     p.simulation = simulate(*schedule, topology, model, engine);
     seconds = p.simulation.timeline.per_call_s(options.iters);
   }
-  const double host_s = model.host_issue_s(options.gpus_per_thread);
+  const double host_s = model.host_issue_s(options.gpus_per_thread, p2p_ops_per_thread(spec, options.gpus_per_thread));
   p.row.host_bound = host_s > seconds;
   seconds = std::max(seconds, host_s);
   p.row.spec = spec;

@@ -27,6 +27,11 @@ struct PointOptions {
   int iters = 0;
 };
 
+// Point-to-point operations (ncclSend, ncclRecv) the busiest host thread enqueues per call when it
+// drives gpus_per_thread ranks (nccl-tests' alltoall, gather, scatter and sendrecv are built of
+// them; ranks 0..G-1 share the first thread); 0 for the other collectives, one call per GPU.
+int p2p_ops_per_thread(const CollectiveSpec& spec, int gpus_per_thread);
+
 // Pipeline loops (ranks x channels x chunk) a schedule runs before its time is tested for linearity.
 constexpr std::uint64_t kSteadyLoops = 8;
 
