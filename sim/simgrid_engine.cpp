@@ -32,7 +32,8 @@ struct Envelope {
 };
 
 // A connection of one call: sending endpoint, receiving endpoint, tag, call (pass). Kept whole:
-// composed schedules (algo::Composer) put tags in the hundreds of millions.
+// composed schedules (algo::Composer) offset each phase's tags by multiples of 2^16, which no
+// packing of the four into 64 bits could be sure to keep apart.
 struct ConnectionKey {
   int src, dst, tag, pass;
   bool operator==(const ConnectionKey&) const = default;

@@ -58,7 +58,7 @@ struct LogResult {
   std::string collective;
   int ranks = 0;
   int gpus_per_thread = 1;
-  int iters = 20;
+  int iters = kNcclTestsIters;
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   std::string topology, model;
   std::vector<RowResult> rows;

@@ -27,6 +27,9 @@ struct PointOptions {
   int iters = 0;
 };
 
+// nccl-tests' default -n: the calls it times when a run does not say.
+constexpr int kNcclTestsIters = 20;
+
 // Point-to-point operations (ncclSend, ncclRecv) the busiest host thread enqueues per call when it
 // drives gpus_per_thread ranks (nccl-tests' alltoall, gather, scatter and sendrecv are built of
 // them; ranks 0..G-1 share the first thread); 0 for the other collectives, one call per GPU.

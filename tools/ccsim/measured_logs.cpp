@@ -114,7 +114,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     throw Error(c.log + ": the map says gpus_per_thread " + std::to_string(*c.gpus_per_thread) + ", the log's " +
                 p.log.gpus_per_thread_source + " says " + std::to_string(*p.log.gpus_per_thread));
   p.gpus_per_thread = p.log.gpus_per_thread.value_or(c.gpus_per_thread.value_or(1));
-  p.iters = p.log.iters.value_or(20);
+  p.iters = p.log.iters.value_or(kNcclTestsIters);
   const CollectiveKind kind = *p.log.collective;
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;

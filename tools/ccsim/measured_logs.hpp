@@ -52,7 +52,7 @@ struct PreparedLog {
   topo::Topology topology;
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
-  int iters = 20;           // the log's timed calls (nccl-tests -n); nccl-tests' default 20 when it does not say
+  int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say
   std::vector<MeasuredCall> calls;  // rows inside [min_size, max_size] with a time
 };
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size);

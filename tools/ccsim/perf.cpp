@@ -31,7 +31,7 @@ struct PerfArgs {
   TopologyArgs topology;
   std::optional<int> ranks;
   int gpus_per_thread = 1;
-  int iters = 20;
+  int iters = kNcclTestsIters;
   std::string model_file;
   std::string algorithm = "auto";
   std::string protocol = "auto";

@@ -19,7 +19,7 @@ struct Selection {
   std::optional<Bytes> chunk_bytes;  // default: the model's per protocol
   std::vector<std::string> levels;   // hierarchical
   int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
-  int iters = 20;                    // calls in the timed loop (nccl-tests -n, default 20): PointOptions::iters
+  int iters = kNcclTestsIters;       // calls in the timed loop (nccl-tests -n): PointOptions::iters
 };
 
 class Planner {
