@@ -40,6 +40,10 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                    "most one channel (thread block) moves on its own; 0 means no cap"});
       v.push_back({"chunk_bytes." + proto, "B", "data per pipelined ring step of one channel"});
     }
+    v.push_back({"launch_latency_us.nvls", "us",
+                 "fixed cost of one NVLS or NVLS-tree call, in place of the Simple protocol's: its kernels split "
+                 "their warps into scatter, reduce and gather roles that hand every chunk over through the "
+                 "switch's buffers"});
     v.push_back({"nvlink_efficiency", "fraction", "share of NVLink signalling rate that carries data"});
     v.push_back({"pcie_efficiency", "fraction", "share of PCIe signalling rate that carries data"});
     v.push_back({"net_efficiency", "fraction", "share of a network port's rate that carries data"});
@@ -159,6 +163,8 @@ double Model::host_issue_s(int gpus_per_thread, int p2p_ops) const {
 double Model::launch_latency_s(Protocol p) const {
   return get("launch_latency_us." + std::string(to_string(p))) * 1e-6;
 }
+
+double Model::nvls_launch_latency_s() const { return get("launch_latency_us.nvls") * 1e-6; }
 
 double Model::hop_latency_s(LatencyClass c, Protocol p, bool tree) const {
   return get(hop_latency_parameter(c, p, tree)) * 1e-6;

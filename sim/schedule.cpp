@@ -49,6 +49,30 @@ std::string where(const Stream& stream, std::size_t index) {
 }
 }  // namespace
 
+std::optional<Schedule> in_place_variant(const Schedule& schedule) {
+  const CollectiveSpec& spec = schedule.spec;
+  // Where a region of a rank's send or receive buffer lies in the one allocation an in-place call has.
+  auto place = [&](int rank, const Region& r) -> std::optional<std::uint64_t> {
+    if (r.buffer == BufferId::input) return spec.in_place_input_offset(rank) + r.offset;
+    if (r.buffer == BufferId::output) return spec.in_place_output_offset(rank) + r.offset;
+    return std::nullopt;
+  };
+  auto aliases = [&](int rank, const Step& step) {
+    if (step.kind != StepKind::copy || schedule.is_switch(rank) || step.src.count != step.dst.count) return false;
+    const auto from = place(rank, step.src), to = place(rank, step.dst);
+    return from && to && *from == *to;
+  };
+  bool any = false;
+  for (const auto& stream : schedule.streams)
+    for (const auto& step : stream.steps) any = any || aliases(stream.rank, step);
+  if (!any) return std::nullopt;
+  Schedule s = schedule;
+  for (auto& stream : s.streams)
+    std::erase_if(stream.steps, [&](const Step& step) { return aliases(stream.rank, step); });
+  std::erase_if(s.streams, [](const Stream& stream) { return stream.steps.empty(); });
+  return s;
+}
+
 void Schedule::validate() const {
   const int n = endpoint_count();
   // (src, dst, tag) -> sizes in program order, for sends and for recvs.

@@ -3,6 +3,7 @@
 // of steps per (rank, channel) stream. The simulator times the steps, the CPU executor runs them on
 // host memory to prove the data right, the CUDA executor runs them on GPUs.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,12 @@ struct Schedule {
   // send matched by one recv of the same size and tag. Throws Error naming the first broken step.
   void validate() const;
 };
+
+// The steps an in-place call runs. Once the send buffer lies inside the receive buffer
+// (CollectiveSpec::in_place_*_offset), a copy from the one to the other at the same place moves
+// nothing: an all_gather's or alltoall's own block, a broadcast root's data. Those copies are
+// dropped; nullopt when there are none, and the call runs the same steps either way.
+std::optional<Schedule> in_place_variant(const Schedule& schedule);
 
 // Bytes a rank sends and receives (data, not wire bytes): the volume the property tests check.
 struct RankVolume {

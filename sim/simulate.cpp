@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -46,14 +47,21 @@ std::string read_all(int fd) {
 }  // namespace
 
 double launch_latency_s(const Schedule& schedule, const Model& model) {
+  // A schedule through an NVLS switch runs NCCL's NVLS kernels, whose fixed cost stands in for the
+  // Simple protocol's (their steps are Simple).
+  const bool nvls = std::any_of(schedule.switches.begin(), schedule.switches.end(),
+                                [](const SwitchEndpoint& s) { return s.kind == SwitchEndpoint::Kind::nvls; });
+  auto of = [&](Protocol p) {
+    return nvls && p == Protocol::simple ? model.nvls_launch_latency_s() : model.launch_latency_s(p);
+  };
   double latency = 0;
   bool any = false;
   for (const auto& stream : schedule.streams)
     for (const auto& step : stream.steps) {
-      latency = std::max(latency, model.launch_latency_s(step.protocol));
+      latency = std::max(latency, of(step.protocol));
       any = true;
     }
-  return any ? latency : model.launch_latency_s(Protocol::simple);
+  return any ? latency : of(Protocol::simple);
 }
 
 SimulationResult simulate(const Schedule& schedule, const topo::Topology& topology, const Model& model,

@@ -14,7 +14,8 @@ cat >truth.json <<'JSON'
   "nvlink_efficiency": {"value": 0.70, "unit": "fraction", "source": "synthetic truth"},
   "launch_latency_us.simple": {"value": 12.6, "unit": "us", "source": "synthetic truth: 1.5 x hopper"},
   "launch_latency_us.ll": {"value": 9.9, "unit": "us", "source": "synthetic truth: 1.5 x hopper"},
-  "launch_latency_us.ll128": {"value": 21.0, "unit": "us", "source": "synthetic truth: 1.5 x hopper"}}}
+  "launch_latency_us.ll128": {"value": 21.0, "unit": "us", "source": "synthetic truth: 1.5 x hopper"},
+  "launch_latency_us.nvls": {"value": 31.5, "unit": "us", "source": "synthetic truth: 1.5 x hopper"}}}
 JSON
 "$ccsim" perf all_reduce --topo dgx-h100 -b 4K -e 128M -f 8 -c 0 --model truth.json >perf.txt
 # nccl-tests' columns only (ccsim perf adds algorithm, protocol, channels), times times 1 +- 2%.

@@ -630,3 +630,29 @@ TEST_CASE("point-to-point exchanges run as one stream of all their channels in t
                         {"pairwise", CollectiveKind::alltoall, Protocol::ll}};
   for (const Case& k : cases) check_fold_times_alike(t, m, {k.algorithm, k.kind, k.protocol, 8 << 20, 8, {}}, 1, 1e-3);
 }
+
+TEST_CASE("an NVLS call pays the NVLS kernels' fixed cost, a ring call its protocol's launch latency") {
+  Model m = Model::builtin("hopper");
+  m.set("launch_latency_us.nvls", 30, "test");
+  m.set("launch_latency_us.simple", 8, "test");
+  m.set("launch_latency_us.ll", 5, "test");
+  CollectiveSpec spec;
+  spec.nranks = 8;
+  spec.count = 8 * 4096;
+  algo::AlgorithmOptions o;
+  o.channels = 2;
+  o.chunk_bytes = 64 << 10;
+  o.nvls = true;
+  o.protocol = Protocol::simple;
+  CHECK(launch_latency_s(algo::compile("nvls", spec, o), m) == doctest::Approx(30e-6));
+  CHECK(launch_latency_s(algo::compile("ring", spec, o), m) == doctest::Approx(8e-6));
+  o.protocol = Protocol::ll;
+  CHECK(launch_latency_s(algo::compile("ring", spec, o), m) == doctest::Approx(5e-6));
+  // The simulated call: its makespan plus that cost.
+  const topo::Topology t = topo::make_preset("dgx-h100", {});
+  o.protocol = Protocol::simple;
+  const double with = simulate(algo::compile("nvls", spec, o), t, m).timeline.total_s();
+  m.set("launch_latency_us.nvls", 10, "test");
+  const double without = simulate(algo::compile("nvls", spec, o), t, m).timeline.total_s();
+  CHECK(with - without == doctest::Approx(20e-6).epsilon(1e-6));
+}

@@ -86,3 +86,45 @@ TEST_CASE("the registry refuses what it cannot serve, with the reason") {
   bad_rings.rings = {{0, 1, 1, 3}};
   CHECK_THROWS_WITH_AS(algo::compile("ring", all_reduce(4, 16), bad_rings), doctest::Contains("every rank"), Error);
 }
+
+TEST_CASE("an in-place call drops the copies that would read and write the same memory, and only those") {
+  auto spec = [](CollectiveKind kind, int n) {
+    CollectiveSpec s = all_reduce(n, 4096ULL * n);
+    s.kind = kind;
+    return s;
+  };
+  auto copies = [](const Schedule& s) {
+    std::size_t n = 0;
+    for (const auto& stream : s.streams)
+      for (const auto& step : stream.steps) n += step.kind == StepKind::copy;
+    return n;
+  };
+  SUBCASE("ring all_gather: each rank's own block is already in place") {
+    const Schedule s = algo::compile("ring", spec(CollectiveKind::all_gather, 4), options(2));
+    const auto v = in_place_variant(s);
+    REQUIRE(v.has_value());
+    CHECK(copies(s) == 4 * 2);  // one per rank and channel
+    CHECK(copies(*v) == 0);
+    CHECK(v->step_count() == s.step_count() - 4 * 2);
+    v->validate();
+    for (const auto& stream : v->streams)  // the sends are all still there
+      for (const auto& step : stream.steps) CHECK(step.kind != StepKind::copy);
+  }
+  SUBCASE("direct alltoall: the block a rank keeps is in place") {
+    const Schedule s = algo::compile("direct", spec(CollectiveKind::alltoall, 4), options(1));
+    const auto v = in_place_variant(s);
+    REQUIRE(v.has_value());
+    CHECK(copies(*v) + 4 == copies(s));
+  }
+  SUBCASE("ring all_reduce and reduce_scatter copy nothing into place") {
+    CHECK_FALSE(in_place_variant(algo::compile("ring", all_reduce(4, 4096), options(2))).has_value());
+    CHECK_FALSE(in_place_variant(algo::compile("ring", spec(CollectiveKind::reduce_scatter, 4), options(2))).has_value());
+  }
+  SUBCASE("a copy to another place stays") {
+    Schedule s = algo::compile("ring", spec(CollectiveKind::all_gather, 4), options(1));
+    for (auto& stream : s.streams)
+      for (auto& step : stream.steps)
+        if (step.kind == StepKind::copy) step.dst.offset = (step.dst.offset + 4096) % (4096ULL * 4);
+    CHECK_FALSE(in_place_variant(s).has_value());
+  }
+}

@@ -122,18 +122,22 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
       std::cerr << "\r" << std::filesystem::path(c.log).filename().string() << " [" << done << "/" << prepared.calls.size()
                 << "] " << format_bytes(call.size) << "      " << std::flush;
     std::vector<PointOptions> candidates = planner.candidates(spec);
-    for (auto& p : candidates) p.check_limit_bytes = parse_bytes(a.check_limit);
+    for (auto& p : candidates) {
+      p.check_limit_bytes = parse_bytes(a.check_limit);
+      p.columns = call.in_place ? Columns::in_place : Columns::out_of_place;
+    }
     const Point p = measure_best(spec, topology, model, candidates);
+    const PerfResult& simulated = call.in_place ? p.row.in_place : p.row.out_of_place;
     if (p.row.out_of_place.wrong && *p.row.out_of_place.wrong > 0)
       throw Error(c.log + ": the simulated schedule computes wrong data at " + format_bytes(call.size) + " (" +
                   p.row.algorithm + ")");
     RowResult r;
     r.size = call.size;
     r.measured_us = call.measured_us;
-    r.simulated_us = p.row.out_of_place.time_us;
+    r.simulated_us = simulated.time_us;
     const double factor = bus_bandwidth_factor(spec.kind, ranks);
     r.measured_busbw = static_cast<double>(r.size) / (r.measured_us * 1e3) * factor;
-    r.simulated_busbw = p.row.out_of_place.busbw_gbps;
+    r.simulated_busbw = simulated.busbw_gbps;
     r.error = r.measured_us / r.simulated_us - 1;
     r.algorithm = p.row.algorithm;
     r.host_bound = p.row.host_bound;

@@ -111,8 +111,9 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
 // from one collective to another, where a per-step latency does not (all_gather has half an
 // all_reduce's steps).
 std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) {
-  bool nvlink = false, pcie = false, net = false;
+  bool nvlink = false, pcie = false, net = false, nvls = false;
   for (const auto& l : logs) {
+    nvls = nvls || l.topology.has_nvls();
     for (const auto& link : l.topology.links()) {
       nvlink = nvlink || link.kind == topo::LinkKind::nvlink;
       pcie = pcie || link.kind == topo::LinkKind::pcie;
@@ -120,6 +121,7 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
     }
   }
   std::vector<std::string> u{"launch_latency_us.ll", "launch_latency_us.ll128", "launch_latency_us.simple", "host_issue_us"};
+  if (nvls) u.push_back("launch_latency_us.nvls");
   if (nvlink) u.insert(u.end(), {"hop_latency_us.nvlink.*", "nvlink_efficiency"});
   if (pcie) u.insert(u.end(), {"hop_latency_us.pcie.*", "pcie_efficiency"});
   if (net) u.insert(u.end(), {"hop_latency_us.net.*", "net_efficiency"});
@@ -151,7 +153,8 @@ class Evaluator {
     const Model m = model_at(theta, "calibrate");
     PointOptions options = row.candidate;
     options.check = false;  // proven once, at the prior (run_calibrate)
-    const double us = measure(row.call.spec, row.log->topology, m, options).row.out_of_place.time_us;
+    const PerfRow r = measure(row.call.spec, row.log->topology, m, options).row;
+    const double us = (row.call.in_place ? r.in_place : r.out_of_place).time_us;
     const std::lock_guard<std::mutex> lock(mutex_);
     ++simulations_;
     if (progress_ && simulations_ % 10 == 0) std::cerr << "\rcalibrate: " << simulations_ << " simulations" << std::flush;
@@ -262,6 +265,7 @@ int run_calibrate(const CalibrateArgs& a) {
       row->call = logs[li].calls[i];
       row->candidate = planner.candidates(row->call.spec).front();
       row->candidate.check_limit_bytes = Bytes{16} << 20;
+      row->candidate.columns = row->call.in_place ? Columns::in_place : Columns::out_of_place;
       row->holdout = a.holdout > 0 && (hold_logs ? li + static_cast<std::size_t>(a.holdout) >= logs.size()
                                                  : static_cast<int>(i % static_cast<std::size_t>(a.holdout)) == a.holdout - 1);
       const Point checked = measure(row->call.spec, logs[li].topology, prior, row->candidate);
@@ -469,8 +473,9 @@ Runner add_calibrate(CLI::App& app) {
                   "Model file from `ccsim gpu bench --out`: the prior, with its measured HBM rate kept as measured");
   cmd->add_option("--params", a->params,
                   "Parameters to fit, e.g. nvlink_efficiency,hop_latency_us.nvlink.* (a trailing * scales a family; "
-                  "default: each protocol's launch latency, hop latencies, the host's issue time and link efficiencies of the machine's path classes, LL/LL128 "
-                  "channel caps)")
+                  "default: each protocol's launch latency (and the NVLS kernels' where the machine has NVLS), "
+                  "hop latencies, the host's issue time and link efficiencies of the machine's path classes, "
+                  "LL/LL128 channel caps)")
       ->delimiter(',');
   cmd->add_option("--holdout", a->holdout,
                   "Keep K logs aside (the last K named) and report their error; with fewer logs, every K-th size")

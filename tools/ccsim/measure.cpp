@@ -20,6 +20,71 @@ int p2p_ops_per_thread(const CollectiveSpec& spec, int gpus_per_thread) {
   }
 }
 
+namespace {
+
+struct Timed {
+  double seconds = 0;  // per call, nccl-tests' loop of options.iters calls
+  SimulationResult simulation;
+  bool extrapolated = false;
+};
+
+// Times the call, on `whole` (the compiled schedule) or, when `extrapolate`, on smaller sizes of it;
+// `in_place`: the steps an in-place call runs (in_place_variant).
+Timed time_call(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model, const PointOptions& options,
+                const EngineOptions& engine, const algo::AlgorithmOptions& o, const std::optional<Schedule>& whole,
+                bool extrapolate, Bytes loop, bool in_place) {
+  const Bytes elem = element_bytes(spec.type);
+  auto runs = [&](Schedule s) {
+    if (!in_place) return s;
+    auto v = in_place_variant(s);
+    return v ? std::move(*v) : std::move(s);
+  };
+  Timed t;
+  if (!extrapolate) {
+    t.simulation = simulate(runs(*whole), topology, model, engine);
+    t.seconds = t.simulation.timeline.per_call_s(options.iters);
+    return t;
+  }
+  auto at = [&](Bytes bytes) {
+    CollectiveSpec small = spec;
+    small.count = bytes / elem;
+    return simulate(runs(algo::compile(options.algorithm, small, o)), topology, model, engine);
+  };
+  // Time is affine in size once the pipeline is periodic with full chunks. Three sizes L/4, L/2,
+  // L (L/4 still holds several loops) show it by equal slopes (0.1%); otherwise L doubles, at most
+  // twice. Reaching the size itself means simulating it whole.
+  // After a doubling the new L/4 and L/2 are the old L/2 and L: only L itself is simulated anew.
+  const Bytes first = kSteadyLoops * loop;
+  double t1 = 0, t2 = 0;
+  for (Bytes L = first;; L *= 2) {
+    if (L >= spec.size_bytes()) {
+      t.simulation = simulate(runs(whole ? *whole : algo::compile(options.algorithm, spec, o)), topology, model, engine);
+      t.seconds = t.simulation.timeline.per_call_s(options.iters);
+      return t;
+    }
+    if (L == first) {
+      t1 = at(L / 4).timeline.per_call_s(options.iters);
+      t2 = at(L / 2).timeline.per_call_s(options.iters);
+    }
+    SimulationResult r3 = at(L);
+    const double t3 = r3.timeline.per_call_s(options.iters);
+    const double slope_a = (t2 - t1) / static_cast<double>(L / 2 - L / 4);
+    const double slope_b = (t3 - t2) / static_cast<double>(L - L / 2);
+    // Schedules whose streams run ahead of each other (fused sends are not flow-controlled)
+    // drift slowly instead of repeating exactly; past 4x the first range the last slope stands.
+    if (std::abs(slope_b - slope_a) <= 1e-3 * std::abs(slope_b) || L >= 4 * first) {
+      t.seconds = t3 + slope_b * static_cast<double>(spec.size_bytes() - L);
+      t.simulation = std::move(r3);
+      t.extrapolated = true;
+      return t;
+    }
+    t1 = t2;
+    t2 = t3;
+  }
+}
+
+}  // namespace
+
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
               const PointOptions& options, const EngineOptions& engine_options) {
   Point p;
@@ -34,7 +99,6 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   const algo::AlgorithmOptions o = algo::fold_copies(options.algorithm, spec, options.algorithm_options);
   // One loop of any of the algorithms moves at most ranks x channels x chunk: past kSteadyLoops of
   // them the pipeline is in its periodic regime and the time grows linearly with the size.
-  // A pipeline loop moves at most ranks x channels x chunk; sizes far beyond it repeat one period.
   const Bytes loop = static_cast<Bytes>(spec.nranks) * static_cast<Bytes>(std::max(1, o.channels)) *
                      std::max<Bytes>(o.chunk_bytes, elem) / elem * elem;
   const bool extrapolate = options.extrapolate && !engine.record_steps && spec.size_bytes() > 2 * kSteadyLoops * loop;
@@ -55,58 +119,34 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
     if (kernels::execution_memory_bytes(*schedule, true) <= options.check_limit_bytes)
       wrong_ip = kernels::check(*schedule, true).wrong;
   }
-  double seconds = 0;
-  if (extrapolate) {
-    auto at = [&](Bytes bytes) {
-      CollectiveSpec small = spec;
-      small.count = bytes / elem;
-      return simulate(algo::compile(options.algorithm, small, o), topology, model, engine);
-    };
-    // Time is affine in size once the pipeline is periodic with full chunks. Three sizes L/4, L/2,
-    // L (L/4 still holds several loops) show it by equal slopes (0.1%); otherwise L doubles, at most
-    // twice. Reaching the size itself means simulating it whole.
-    // After a doubling the new L/4 and L/2 are the old L/2 and L: only L itself is simulated anew.
-    const Bytes first = kSteadyLoops * loop;
-    double t1 = 0, t2 = 0;
-    for (Bytes L = first;; L *= 2) {
-      if (L >= spec.size_bytes()) {
-        p.simulation = simulate(schedule ? *schedule : algo::compile(options.algorithm, spec, o), topology, model, engine);
-        seconds = p.simulation.timeline.per_call_s(options.iters);
-        break;
-      }
-      if (L == first) {
-        t1 = at(L / 4).timeline.per_call_s(options.iters);
-        t2 = at(L / 2).timeline.per_call_s(options.iters);
-      }
-      SimulationResult r3 = at(L);
-      const double t3 = r3.timeline.per_call_s(options.iters);
-      const double slope_a = (t2 - t1) / static_cast<double>(L / 2 - L / 4);
-      const double slope_b = (t3 - t2) / static_cast<double>(L - L / 2);
-      // Schedules whose streams run ahead of each other (fused sends are not flow-controlled)
-      // drift slowly instead of repeating exactly; past 4x the first range the last slope stands.
-      if (std::abs(slope_b - slope_a) <= 1e-3 * std::abs(slope_b) || L >= 4 * first) {
-        seconds = t3 + slope_b * static_cast<double>(spec.size_bytes() - L);
-        p.simulation = std::move(r3);
-        p.extrapolated = true;
-        break;
-      }
-      t1 = t2;
-      t2 = t3;
+  // Most calls run the same steps in place; those that copy their input into their output out of
+  // place (in_place_variant) are timed for each column asked for. Whether a call is one of them
+  // is a matter of its structure, which a one-loop schedule of it shows as well as the whole.
+  const bool out_of_place = options.columns != Columns::in_place, in_place = options.columns != Columns::out_of_place;
+  bool differs = false;
+  if (in_place && out_of_place) {
+    if (schedule) {
+      differs = in_place_variant(*schedule).has_value();
+    } else {
+      CollectiveSpec probe = spec;
+      probe.count = std::min<std::uint64_t>(spec.count, loop / elem);
+      differs = in_place_variant(algo::compile(options.algorithm, probe, o)).has_value();
     }
-  } else {
-    p.simulation = simulate(*schedule, topology, model, engine);
-    seconds = p.simulation.timeline.per_call_s(options.iters);
   }
+  Timed t = time_call(spec, topology, model, options, engine, o, schedule, extrapolate, loop, !out_of_place);
+  double seconds_ip = t.seconds;
+  if (differs) seconds_ip = time_call(spec, topology, model, options, engine, o, schedule, extrapolate, loop, true).seconds;
+  p.simulation = std::move(t.simulation);
+  p.extrapolated = t.extrapolated;
   const double host_s = model.host_issue_s(options.gpus_per_thread, p2p_ops_per_thread(spec, options.gpus_per_thread));
-  p.row.host_bound = host_s > seconds;
-  seconds = std::max(seconds, host_s);
+  p.row.host_bound = host_s > (out_of_place ? t.seconds : seconds_ip);
   p.row.spec = spec;
   p.row.algorithm = options.algorithm;
   p.row.protocol = options.algorithm_options.protocol;
   p.row.channels = options.algorithm_options.channels;
   p.row.messages = p.simulation.timeline.messages;
-  p.row.out_of_place = perf_result(spec, seconds, wrong_oop);
-  p.row.in_place = perf_result(spec, seconds, wrong_ip);
+  p.row.out_of_place = perf_result(spec, std::max(t.seconds, host_s), wrong_oop);
+  p.row.in_place = perf_result(spec, std::max(seconds_ip, host_s), wrong_ip);
   return p;
 }
 

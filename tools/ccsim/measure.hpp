@@ -11,6 +11,10 @@
 
 namespace ccsim::cli {
 
+// The columns of nccl-tests' table a point needs timed: an in-place call drops the copies that
+// would read and write the same memory (in_place_variant); the other column repeats the time.
+enum class Columns { both, out_of_place, in_place };
+
 struct PointOptions {
   std::string algorithm = "ring";
   algo::AlgorithmOptions algorithm_options;
@@ -25,6 +29,7 @@ struct PointOptions {
   // Calls in the timed loop (nccl-tests -n): back-to-back calls pay one call's fill and drain over
   // them (Timeline::per_call_s); 0 for the steady state alone.
   int iters = 0;
+  Columns columns = Columns::both;
 };
 
 // nccl-tests' default -n: the calls it times when a run does not say.

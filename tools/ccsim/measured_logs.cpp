@@ -75,15 +75,17 @@ std::vector<LogCase> read_map(const std::string& file) {
 }
 
 // Measured time of a row, from the chosen column; summary tables carry only busbw.
-std::optional<double> measured_time_us(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks) {
-  const auto& point = column == "in-place" ? row.in_place : row.out_of_place;
-  const auto& other = column == "in-place" ? row.out_of_place : row.in_place;
+std::optional<MeasuredTime> measured_time(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks) {
+  const bool want_in_place = column == "in-place";
+  const auto& point = want_in_place ? row.in_place : row.out_of_place;
+  const auto& other = want_in_place ? row.out_of_place : row.in_place;
   const auto& p = point ? point : other;  // a log with one column: use it
   if (!p) return std::nullopt;
-  if (p->has_time && p->time_us > 0) return p->time_us;
+  const bool in_place = point ? want_in_place : !want_in_place;
+  if (p->has_time && p->time_us > 0) return MeasuredTime{p->time_us, in_place};
   const double algbw = p->busbw_gbps / bus_bandwidth_factor(kind, ranks);
   if (algbw <= 0) return std::nullopt;
-  return static_cast<double>(row.size) / (algbw * 1e3);
+  return MeasuredTime{static_cast<double>(row.size) / (algbw * 1e3), in_place};
 }
 
 LogCase log_case(const std::string& log, const TopologyArgs& topology, const std::string& algorithm,
@@ -118,7 +120,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   const CollectiveKind kind = *p.log.collective;
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;
-    const auto measured = measured_time_us(row, column, kind, p.ranks);
+    const auto measured = measured_time(row, column, kind, p.ranks);
     if (!measured) continue;
     MeasuredCall m;
     m.spec.kind = kind;
@@ -131,7 +133,8 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     m.spec.count = count_for_size(kind, m.spec.type, row.size, p.ranks);
     if (m.spec.count == 0) continue;
     m.size = m.spec.size_bytes();
-    m.measured_us = *measured;
+    m.measured_us = measured->us;
+    m.in_place = measured->in_place;
     p.calls.push_back(m);
   }
   return p;

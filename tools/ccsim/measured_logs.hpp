@@ -35,13 +35,18 @@ LogCase log_case(const std::string& log, const TopologyArgs& topology, const std
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
 
+struct MeasuredTime {
+  double us = 0;
+  bool in_place = false;  // the column it was read from (the chosen one, or the only one the log has)
+};
 // Measured time of a row, from the chosen column; summary tables carry only busbw.
-std::optional<double> measured_time_us(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks);
+std::optional<MeasuredTime> measured_time(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks);
 
 struct MeasuredCall {
   CollectiveSpec spec;
   Bytes size = 0;
   double measured_us = 0;
+  bool in_place = false;  // measured in place: simulate the steps an in-place call runs
 };
 
 // A log read and matched to its machine: problem lines are printed as warnings; a log whose rank
