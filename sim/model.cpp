@@ -40,6 +40,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                    "most one channel (thread block) moves on its own; 0 means no cap"});
       v.push_back({"chunk_bytes." + proto, "B", "data per pipelined ring step of one channel"});
     }
+    v.push_back({"hop_latency_us.net.simple.nvls_tree", "us",
+                 "latency of one network step of the NVLS-tree algorithm (its tree between nodes)"});
     v.push_back({"launch_latency_us.nvls", "us",
                  "fixed cost of one NVLS or NVLS-tree call, in place of the Simple protocol's: its kernels split "
                  "their warps into scatter, reduce and gather roles that hand every chunk over through the "
@@ -165,6 +167,8 @@ double Model::launch_latency_s(Protocol p) const {
 }
 
 double Model::nvls_launch_latency_s() const { return get("launch_latency_us.nvls") * 1e-6; }
+
+double Model::nvls_tree_net_latency_s() const { return get("hop_latency_us.net.simple.nvls_tree") * 1e-6; }
 
 double Model::hop_latency_s(LatencyClass c, Protocol p, bool tree) const {
   return get(hop_latency_parameter(c, p, tree)) * 1e-6;

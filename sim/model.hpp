@@ -54,6 +54,8 @@ class Model {
   double launch_latency_s(Protocol p) const;
   // The same for a call of NVLS kernels (NVLS, NVLS-tree), which run Simple steps.
   double nvls_launch_latency_s() const;
+  // A network step of the NVLS-tree algorithm: NCCL's hwLat table has a row of its own for it.
+  double nvls_tree_net_latency_s() const;
   // Host time one thread spends issuing a call to each of its GPUs (nccl-tests -g), plus each
   // point-to-point operation it enqueues for them. nccl-tests issues its iterations back to back
   // and the GPUs queue them, so a call lasts at least this long however fast the GPUs finish it.

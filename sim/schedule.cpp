@@ -49,26 +49,33 @@ std::string where(const Stream& stream, std::size_t index) {
 }
 }  // namespace
 
-std::optional<Schedule> in_place_variant(const Schedule& schedule) {
+namespace {
+// A copy that an in-place call makes from a place of its one allocation to the same place.
+bool copies_in_place(const Schedule& schedule, int rank, const Step& step) {
+  if (step.kind != StepKind::copy || schedule.is_switch(rank) || step.src.count != step.dst.count) return false;
   const CollectiveSpec& spec = schedule.spec;
-  // Where a region of a rank's send or receive buffer lies in the one allocation an in-place call has.
-  auto place = [&](int rank, const Region& r) -> std::optional<std::uint64_t> {
+  auto place = [&](const Region& r) -> std::optional<std::uint64_t> {
     if (r.buffer == BufferId::input) return spec.in_place_input_offset(rank) + r.offset;
     if (r.buffer == BufferId::output) return spec.in_place_output_offset(rank) + r.offset;
     return std::nullopt;
   };
-  auto aliases = [&](int rank, const Step& step) {
-    if (step.kind != StepKind::copy || schedule.is_switch(rank) || step.src.count != step.dst.count) return false;
-    const auto from = place(rank, step.src), to = place(rank, step.dst);
-    return from && to && *from == *to;
-  };
-  bool any = false;
+  const auto from = place(step.src), to = place(step.dst);
+  return from && to && *from == *to;
+}
+}  // namespace
+
+bool has_in_place_copies(const Schedule& schedule) {
   for (const auto& stream : schedule.streams)
-    for (const auto& step : stream.steps) any = any || aliases(stream.rank, step);
-  if (!any) return std::nullopt;
+    for (const auto& step : stream.steps)
+      if (copies_in_place(schedule, stream.rank, step)) return true;
+  return false;
+}
+
+std::optional<Schedule> in_place_variant(const Schedule& schedule) {
+  if (!has_in_place_copies(schedule)) return std::nullopt;
   Schedule s = schedule;
   for (auto& stream : s.streams)
-    std::erase_if(stream.steps, [&](const Step& step) { return aliases(stream.rank, step); });
+    std::erase_if(stream.steps, [&](const Step& step) { return copies_in_place(schedule, stream.rank, step); });
   std::erase_if(s.streams, [](const Stream& stream) { return stream.steps.empty(); });
   return s;
 }

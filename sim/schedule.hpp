@@ -96,6 +96,7 @@ struct Schedule {
 // nothing: an all_gather's or alltoall's own block, a broadcast root's data. Those copies are
 // dropped; nullopt when there are none, and the call runs the same steps either way.
 std::optional<Schedule> in_place_variant(const Schedule& schedule);
+bool has_in_place_copies(const Schedule& schedule);  // whether in_place_variant drops any step
 
 // Bytes a rank sends and receives (data, not wire bytes): the volume the property tests check.
 struct RankVolume {

@@ -34,21 +34,21 @@ Timed time_call(const CollectiveSpec& spec, const topo::Topology& topology, cons
                 const EngineOptions& engine, const algo::AlgorithmOptions& o, const std::optional<Schedule>& whole,
                 bool extrapolate, Bytes loop, bool in_place) {
   const Bytes elem = element_bytes(spec.type);
-  auto runs = [&](Schedule s) {
-    if (!in_place) return s;
-    auto v = in_place_variant(s);
-    return v ? std::move(*v) : std::move(s);
+  auto run = [&](const Schedule& s) {
+    if (in_place)
+      if (auto v = in_place_variant(s)) return simulate(*v, topology, model, engine);
+    return simulate(s, topology, model, engine);
   };
   Timed t;
   if (!extrapolate) {
-    t.simulation = simulate(runs(*whole), topology, model, engine);
+    t.simulation = run(*whole);
     t.seconds = t.simulation.timeline.per_call_s(options.iters);
     return t;
   }
   auto at = [&](Bytes bytes) {
     CollectiveSpec small = spec;
     small.count = bytes / elem;
-    return simulate(runs(algo::compile(options.algorithm, small, o)), topology, model, engine);
+    return run(algo::compile(options.algorithm, small, o));
   };
   // Time is affine in size once the pipeline is periodic with full chunks. Three sizes L/4, L/2,
   // L (L/4 still holds several loops) show it by equal slopes (0.1%); otherwise L doubles, at most
@@ -58,7 +58,7 @@ Timed time_call(const CollectiveSpec& spec, const topo::Topology& topology, cons
   double t1 = 0, t2 = 0;
   for (Bytes L = first;; L *= 2) {
     if (L >= spec.size_bytes()) {
-      t.simulation = simulate(runs(whole ? *whole : algo::compile(options.algorithm, spec, o)), topology, model, engine);
+      t.simulation = whole ? run(*whole) : run(algo::compile(options.algorithm, spec, o));
       t.seconds = t.simulation.timeline.per_call_s(options.iters);
       return t;
     }
@@ -126,11 +126,11 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   bool differs = false;
   if (in_place && out_of_place) {
     if (schedule) {
-      differs = in_place_variant(*schedule).has_value();
+      differs = has_in_place_copies(*schedule);
     } else {
       CollectiveSpec probe = spec;
       probe.count = std::min<std::uint64_t>(spec.count, loop / elem);
-      differs = in_place_variant(algo::compile(options.algorithm, probe, o)).has_value();
+      differs = has_in_place_copies(algo::compile(options.algorithm, probe, o));
     }
   }
   Timed t = time_call(spec, topology, model, options, engine, o, schedule, extrapolate, loop, !out_of_place);
