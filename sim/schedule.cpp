@@ -47,9 +47,7 @@ std::string where(const Stream& stream, std::size_t index) {
   return "rank " + std::to_string(stream.rank) + " channel " + std::to_string(stream.channel) + " step " +
          std::to_string(index);
 }
-}  // namespace
 
-namespace {
 // A copy that an in-place call makes from a place of its one allocation to the same place.
 bool copies_in_place(const Schedule& schedule, int rank, const Step& step) {
   if (step.kind != StepKind::copy || schedule.is_switch(rank) || step.src.count != step.dst.count) return false;
