@@ -168,7 +168,11 @@ double Model::launch_latency_s(Protocol p) const {
 
 double Model::nvls_launch_latency_s() const { return get("launch_latency_us.nvls") * 1e-6; }
 
-double Model::nvls_tree_net_latency_s() const { return get("hop_latency_us.net.simple.nvls_tree") * 1e-6; }
+double Model::step_latency_s(LatencyClass c, Protocol p, std::string_view algorithm) const {
+  if (algorithm == "nvls_tree" && c == LatencyClass::net && p == Protocol::simple)
+    return get("hop_latency_us.net.simple.nvls_tree") * 1e-6;
+  return hop_latency_s(c, p, algorithm == "tree");
+}
 
 double Model::hop_latency_s(LatencyClass c, Protocol p, bool tree) const {
   return get(hop_latency_parameter(c, p, tree)) * 1e-6;

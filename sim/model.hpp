@@ -4,6 +4,7 @@
 // a user file may start from one ("base") and override any parameter.
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -54,8 +55,6 @@ class Model {
   double launch_latency_s(Protocol p) const;
   // The same for a call of NVLS kernels (NVLS, NVLS-tree), which run Simple steps.
   double nvls_launch_latency_s() const;
-  // A network step of the NVLS-tree algorithm: NCCL's hwLat table has a row of its own for it.
-  double nvls_tree_net_latency_s() const;
   // Host time one thread spends issuing a call to each of its GPUs (nccl-tests -g), plus each
   // point-to-point operation it enqueues for them. nccl-tests issues its iterations back to back
   // and the GPUs queue them, so a call lasts at least this long however fast the GPUs finish it.
@@ -63,6 +62,9 @@ class Model {
   // Latency charged before each send, by the route's latency class; NCCL's tree steps have their
   // own (its hwLat table has a row per algorithm).
   double hop_latency_s(LatencyClass c, Protocol p, bool tree = false) const;
+  // The latency of one step of `algorithm` (a registry name): NCCL's hwLat table has a row for
+  // the tree and one for NVLS-tree's Simple network steps; every other algorithm takes the ring's.
+  double step_latency_s(LatencyClass c, Protocol p, std::string_view algorithm) const;
   // Fraction of a link's signalling rate that carries data (protocol headers, flow control).
   double nvlink_efficiency() const { return get("nvlink_efficiency"); }
   double pcie_efficiency() const { return get("pcie_efficiency"); }

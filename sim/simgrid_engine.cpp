@@ -371,11 +371,9 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
-      ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.hop_latency_s(c, p, schedule.algorithm == "tree");
+      ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.step_latency_s(c, p, schedule.algorithm);
     ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = stream_cap_bytes_per_s(model, schedule, p);
   }
-  if (schedule.algorithm == "nvls_tree")
-    ctx.hop_latency_s[static_cast<int>(LatencyClass::net)][static_cast<int>(Protocol::simple)] = model.nvls_tree_net_latency_s();
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
   const double speed = model.hbm_bandwidth_bytes_per_s();

@@ -18,6 +18,15 @@ TEST_CASE("the built-in hopper model is complete and every value has a source") 
   CHECK(m.chunk_bytes(Protocol::simple) == 2u << 20);
 }
 
+TEST_CASE("a step's latency comes from NCCL's row for its algorithm") {
+  const Model m = Model::builtin("hopper");
+  CHECK(m.step_latency_s(LatencyClass::net, Protocol::simple, "ring") == doctest::Approx(14.0e-6));
+  CHECK(m.step_latency_s(LatencyClass::net, Protocol::ll, "tree") == doctest::Approx(5.0e-6));
+  CHECK(m.step_latency_s(LatencyClass::net, Protocol::simple, "nvls_tree") == doctest::Approx(20.9e-6));
+  CHECK(m.step_latency_s(LatencyClass::nvlink, Protocol::simple, "nvls_tree") == doctest::Approx(3.4e-6));
+  CHECK(m.step_latency_s(LatencyClass::nvlink, Protocol::simple, "nvls") == doctest::Approx(3.4e-6));
+}
+
 TEST_CASE("a model file may start from a built-in one and override parameters") {
   const auto j = nlohmann::json::parse(R"({"base": "hopper", "name": "faster",
     "parameters": {"nvlink_efficiency": {"value": 1.0, "unit": "fraction", "source": "what-if"}}})");
