@@ -631,19 +631,30 @@ TEST_CASE("point-to-point exchanges run as one stream of all their channels in t
   for (const Case& k : cases) check_fold_times_alike(t, m, {k.algorithm, k.kind, k.protocol, 8 << 20, 8, {}}, 1, 1e-3);
 }
 
+namespace {
+// An 8-rank all_reduce of 32768 elements on two channels of 64 KiB chunks.
+struct SmallCall {
+  CollectiveSpec spec;
+  algo::AlgorithmOptions options;
+};
+SmallCall small_call(Protocol protocol) {
+  SmallCall c;
+  c.spec.nranks = 8;
+  c.spec.count = 8 * 4096;
+  c.options.channels = 2;
+  c.options.chunk_bytes = 64 << 10;
+  c.options.protocol = protocol;
+  return c;
+}
+}  // namespace
+
 TEST_CASE("an NVLS call pays the NVLS kernels' fixed cost, a ring call its protocol's launch latency") {
   Model m = Model::builtin("hopper");
   m.set("launch_latency_us.nvls", 30, "test");
   m.set("launch_latency_us.simple", 8, "test");
   m.set("launch_latency_us.ll", 5, "test");
-  CollectiveSpec spec;
-  spec.nranks = 8;
-  spec.count = 8 * 4096;
-  algo::AlgorithmOptions o;
-  o.channels = 2;
-  o.chunk_bytes = 64 << 10;
+  auto [spec, o] = small_call(Protocol::simple);
   o.nvls = true;
-  o.protocol = Protocol::simple;
   CHECK(launch_latency_s(algo::compile("nvls", spec, o), m) == doctest::Approx(30e-6));
   CHECK(launch_latency_s(algo::compile("ring", spec, o), m) == doctest::Approx(8e-6));
   o.protocol = Protocol::ll;
@@ -661,12 +672,7 @@ TEST_CASE("a call pays the set-up of each of its thread blocks once, rooted call
   Model m = pure_alpha_beta();
   m.set("launch_latency_us.ll", 5, "test");
   m.set("block_setup_us", 1.5, "test");
-  CollectiveSpec spec;
-  spec.nranks = 8;
-  spec.count = 8 * 4096;
-  algo::AlgorithmOptions o;
-  o.protocol = Protocol::ll;
-  o.chunk_bytes = 64 << 10;
+  auto [spec, o] = small_call(Protocol::ll);
   for (int channels : {1, 4, 12}) {
     o.channels = channels;
     const Schedule ring = algo::compile("ring", spec, o);
