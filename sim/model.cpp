@@ -103,6 +103,11 @@ Model Model::builtin(const std::string& name) {
 
 Model Model::load_file(const std::string& path) { return from_json(parse_json(read_text_file(path), path), path); }
 
+Model Model::named(const std::string& name_or_path) {
+  const bool file = name_or_path.ends_with(".json") || name_or_path.find('/') != std::string::npos;
+  return file ? load_file(name_or_path) : builtin(name_or_path);
+}
+
 Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
   if (!j.is_object()) throw Error(origin + ": expected a JSON object at the top level");
   Model m;

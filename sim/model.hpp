@@ -42,6 +42,8 @@ class Model {
   static std::vector<std::string> builtin_names();
   // A JSON file; `origin` names it in error messages.
   static Model load_file(const std::string& path);
+  // A built-in model's name ("ampere-nccl2.8"), or a JSON file's path (ends in .json or has a /).
+  static Model named(const std::string& name_or_path);
   static Model from_json(const nlohmann::json& j, const std::string& origin);
 
   const std::string& name() const { return name_; }

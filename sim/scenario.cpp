@@ -346,9 +346,7 @@ System build_system(const Scenario& scenario, const Variant& variant) {
   };
   System s{machine(), Model{}};
   try {
-    s.model = m.model.empty() ? Model::builtin(s.topology.gpu_arch())
-              : (m.model.ends_with(".json") || m.model.find('/') != std::string::npos) ? Model::load_file(m.model)
-                                                                                       : Model::builtin(m.model);
+    s.model = m.model.empty() ? Model::builtin(s.topology.gpu_arch()) : Model::named(m.model);
     for (const auto& [key, value] : m.model_overrides) s.model.set(key, value, "scenario " + scenario.name);
   } catch (const Error& e) {
     throw Error(where + e.what());

@@ -96,7 +96,10 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   const PreparedLog prepared = prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size));
   const topo::Topology& topology = prepared.topology;
   const int ranks = prepared.ranks;
-  const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
+  // --model for every log; else the map's model for the log's NCCL, else its GPU family's.
+  const Model model = !a.model_file.empty() ? Model::named(a.model_file)
+                      : !c.model.empty()    ? Model::builtin(c.model)
+                                            : Model::builtin(topology.gpu_arch());
   Selection selection;
   selection.mode = a.select;
   selection.algorithm = c.algorithm;
@@ -300,7 +303,9 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_flag("--all", args->all,
                 "With --map: include the runs flagged unhealthy and the slow ones (GB200 racks: minutes per size)");
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
-  cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
+  cmd->add_option("--model", args->model_file,
+                  "Timing model for every log: a JSON file or a built-in model's name (default: the map's "
+                  "model for the log, else the GPU family's)");
   cmd->add_option("--column", args->column, "Measured column to compare: out-of-place or in-place")->capture_default_str();
   cmd->add_option("--min-size", args->min_size, "Skip sizes below this")->capture_default_str();
   cmd->add_option("--max-size", args->max_size, "Skip sizes above this")->capture_default_str();

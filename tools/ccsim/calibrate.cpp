@@ -241,9 +241,14 @@ int run_calibrate(const CalibrateArgs& a) {
   }
 
   // --- the prior model and the unknowns ------------------------------------------------------------
-  Model prior = !a.gpu_bench_file.empty() ? Model::load_file(a.gpu_bench_file)
-                : !a.model_file.empty()   ? Model::load_file(a.model_file)
-                                          : Model::builtin(logs.front().topology.gpu_arch());
+  for (const auto& l : logs)
+    if (l.c.model != logs.front().c.model)
+      throw Error("the logs' map entries name different models (" + (logs.front().c.model.empty() ? "none" : logs.front().c.model) +
+                  ", " + (l.c.model.empty() ? "none" : l.c.model) + "): calibrate one system's logs, or name one with --model");
+  Model prior = !a.gpu_bench_file.empty()     ? Model::load_file(a.gpu_bench_file)
+                : !a.model_file.empty()       ? Model::named(a.model_file)
+                : !logs.front().c.model.empty() ? Model::builtin(logs.front().c.model)
+                                              : Model::builtin(logs.front().topology.gpu_arch());
   std::vector<std::string> names = a.params.empty() ? default_unknowns(logs) : a.params;
   if (!a.gpu_bench_file.empty()) {
     // What the GPU measured directly is not refitted from the logs.
@@ -470,7 +475,9 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--map", a->map_file, "Map file naming each log's machine (tests/data/measured-map.json)");
   cmd->add_option("--only", a->only, "With --map: the logs whose path contains this text");
   cmd->add_flag("--all", a->all, "With --map: accept runs flagged unhealthy");
-  cmd->add_option("--model", a->model_file, "Prior model file (default: the GPU family's built-in model)");
+  cmd->add_option("--model", a->model_file,
+                  "Prior model: a JSON file or a built-in model's name (default: the map's model for the logs, else the "
+                  "GPU family's)");
   cmd->add_option("--gpu-bench", a->gpu_bench_file,
                   "Model file from `ccsim gpu bench --out`: the prior, with its measured HBM rate kept as measured");
   cmd->add_option("--params", a->params,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/model.hpp"
 #include "sim/text_file.hpp"
 
 namespace ccsim::cli {
@@ -68,6 +69,14 @@ std::vector<LogCase> read_map(const std::string& file) {
     if (e.contains("slow")) c.slow = need(e, "slow", where, is_bool, "true or false").get<bool>();
     if (auto algo = optional_string(e, "algo", where, "an algorithm name, as NCCL_ALGO set it")) c.algorithm = *algo;
     if (auto proto = optional_string(e, "proto", where, "a protocol, as NCCL_PROTO set it")) c.protocol = *proto;
+    if (auto model = optional_string(e, "model", where, "a built-in model's name")) {
+      try {
+        Model::builtin(*model);
+      } catch (const Error& err) {
+        throw Error(file + ": " + where + ".model: " + err.what());
+      }
+      c.model = *model;
+    }
     if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
     cases.push_back(std::move(c));
   }

@@ -24,6 +24,9 @@ struct LogCase {
   // GPUs one host thread drives (nccl-tests -g), for logs that state it nowhere (summary tables):
   // the source's command line, as the map cites it. A log that states it too must agree.
   std::optional<int> gpus_per_thread;
+  // The built-in timing model of the system's NCCL where it differs from its GPU family's (e.g.
+  // "ampere-nccl2.8"); empty: the family's.
+  std::string model;
   std::string note;
 };
 

@@ -63,7 +63,7 @@ int run_perf(const PerfArgs& a) {
                     "-byte " + std::string(to_string(t)) + " element");
 
   const topo::Topology topology = build_topology(a.topology);
-  const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::load_file(a.model_file);
+  const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::named(a.model_file);
   const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
   if (nranks < 1 || static_cast<std::size_t>(nranks) > topology.gpu_count())
     throw Error("--ranks " + std::to_string(nranks) + " does not fit " + topology.name() + " (1.." +
@@ -185,7 +185,8 @@ Runner add_perf(CLI::App& app) {
                   "overlap back to back) pays one call's fill and drain over them")
       ->check(CLI::Range(1, 1 << 30))
       ->capture_default_str();
-  cmd->add_option("--model", args->model_file, "Timing-model JSON file (default: the GPU family's built-in model)");
+  cmd->add_option("--model", args->model_file,
+                  "Timing model: a JSON file or a built-in model's name (`ccsim model`; default: the GPU family's)");
   cmd->add_option("--algo", args->algorithm,
                   "Algorithm (see `ccsim algos`), or auto: what NCCL's cost model picks per size (with --select "
                   "fastest: the fastest by simulation)")->capture_default_str();
