@@ -26,9 +26,11 @@ struct EngineOptions {
   bool back_to_back = false;
 };
 
-// The fixed per-call cost of a schedule: the model's launch latency of its slowest protocol, plus
-// the set-up of its thread blocks (block_setup_s).
+// The fixed per-call cost of a schedule: its kernel's launch (kernel_launch_s) plus the set-up of
+// its thread blocks (block_setup_s).
 double launch_latency_s(const Schedule& schedule, const Model& model);
+// The model's launch latency of the schedule's slowest protocol (NVLS kernels: their own).
+double kernel_launch_s(const Schedule& schedule, const Model& model);
 // block_setup_us for each thread block of the busiest rank's kernel.
 double block_setup_s(const Schedule& schedule, const Model& model);
 

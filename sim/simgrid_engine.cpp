@@ -400,7 +400,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
     // its blocks (block_setup_s), which only the first call pays: the NCCL 2.8 broadcasts of
     // the accuracy map take none of it from 8 MiB up (charged on every call, ABCI's 8-GPU one
     // went from 4.4% to 17.1% median error), though they do at 1-4 MiB (README "Accuracy").
-    ctx.launch_gap_s = launch_latency_s(schedule, model) - block_setup_s(schedule, model);
+    ctx.launch_gap_s = kernel_launch_s(schedule, model);
     const std::vector<unsigned> streams_on = streams_per_endpoint(schedule);
     for (unsigned n : streams_on) ctx.rank_barriers.push_back(n > 0 ? sg4::Barrier::create(n) : nullptr);
     for (auto& end : ctx.pass_end) end.assign(streams_on.size(), 0);

@@ -48,7 +48,7 @@ std::string read_all(int fd) {
 
 }  // namespace
 
-double launch_latency_s(const Schedule& schedule, const Model& model) {
+double kernel_launch_s(const Schedule& schedule, const Model& model) {
   // A schedule through an NVLS switch runs NCCL's NVLS kernels, whose fixed cost stands in for the
   // Simple protocol's (their steps are Simple).
   const bool nvls = std::any_of(schedule.switches.begin(), schedule.switches.end(),
@@ -63,8 +63,11 @@ double launch_latency_s(const Schedule& schedule, const Model& model) {
       latency = std::max(latency, of(step.protocol));
       any = true;
     }
-  if (!any) latency = of(Protocol::simple);
-  return latency + block_setup_s(schedule, model);
+  return any ? latency : of(Protocol::simple);
+}
+
+double launch_latency_s(const Schedule& schedule, const Model& model) {
+  return kernel_launch_s(schedule, model) + block_setup_s(schedule, model);
 }
 
 double block_setup_s(const Schedule& schedule, const Model& model) {

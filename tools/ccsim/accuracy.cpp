@@ -96,10 +96,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   const PreparedLog prepared = prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size));
   const topo::Topology& topology = prepared.topology;
   const int ranks = prepared.ranks;
-  // --model for every log; else the map's model for the log's NCCL, else its GPU family's.
-  const Model model = !a.model_file.empty() ? Model::named(a.model_file)
-                      : !c.model.empty()    ? Model::builtin(c.model)
-                                            : Model::builtin(topology.gpu_arch());
+  const Model model = a.model_file.empty() ? default_model(c, topology) : Model::named(a.model_file);
   Selection selection;
   selection.mode = a.select;
   selection.algorithm = c.algorithm;

@@ -245,10 +245,9 @@ int run_calibrate(const CalibrateArgs& a) {
     if (l.c.model != logs.front().c.model)
       throw Error("the logs' map entries name different models (" + (logs.front().c.model.empty() ? "none" : logs.front().c.model) +
                   ", " + (l.c.model.empty() ? "none" : l.c.model) + "): calibrate one system's logs, or name one with --model");
-  Model prior = !a.gpu_bench_file.empty()     ? Model::load_file(a.gpu_bench_file)
-                : !a.model_file.empty()       ? Model::named(a.model_file)
-                : !logs.front().c.model.empty() ? Model::builtin(logs.front().c.model)
-                                              : Model::builtin(logs.front().topology.gpu_arch());
+  Model prior = !a.gpu_bench_file.empty() ? Model::load_file(a.gpu_bench_file)
+                : !a.model_file.empty()   ? Model::named(a.model_file)
+                                          : default_model(logs.front().c, logs.front().topology);
   std::vector<std::string> names = a.params.empty() ? default_unknowns(logs) : a.params;
   if (!a.gpu_bench_file.empty()) {
     // What the GPU measured directly is not refitted from the logs.

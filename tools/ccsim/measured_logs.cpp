@@ -83,6 +83,10 @@ std::vector<LogCase> read_map(const std::string& file) {
   return cases;
 }
 
+Model default_model(const LogCase& c, const topo::Topology& topology) {
+  return Model::builtin(c.model.empty() ? topology.gpu_arch() : c.model);
+}
+
 // Measured time of a row, from the chosen column; summary tables carry only busbw.
 std::optional<MeasuredTime> measured_time(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks) {
   const bool want_in_place = column == "in-place";

@@ -7,6 +7,7 @@
 
 #include "ccsim/planner.hpp"
 #include "ccsim/topology_args.hpp"
+#include "sim/model.hpp"
 #include "sim/nccl_log.hpp"
 #include "sim/topology/topology.hpp"
 
@@ -34,6 +35,10 @@ struct LogCase {
 // command's options; its class is the topology's name.
 LogCase log_case(const std::string& log, const TopologyArgs& topology, const std::string& algorithm,
                  const std::string& protocol);
+
+// The model a log's system runs under unless the command names one: the map's model for its NCCL,
+// else its GPU family's.
+Model default_model(const LogCase& c, const topo::Topology& topology);
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
