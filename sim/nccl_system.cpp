@@ -157,6 +157,7 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
       if (l.generation == "upi-skl") return l.lanes * 10.0;
       if (l.generation == "xgmi") return l.lanes * 16.0;
       if (l.generation == "qpi-bdw") return l.lanes * 6.0;
+      if (l.generation == "grace-nvlink") return l.lanes * 6.0;  // ARM_BW
       return l.bandwidth_bytes_per_s / 1e9;
     case topo::LinkKind::c2c:
     case topo::LinkKind::net:

@@ -371,3 +371,21 @@ TEST_CASE("rings on a uniform NVLink mesh spread the channels over every link") 
   CHECK(sw[0] == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(sw[1] == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 0});
 }
+
+TEST_CASE("gh200-quad: NV6 between every GPU pair, each GPU reaching its NIC through its own Grace over C2C") {
+  PresetOptions o;
+  o.nodes = 2;
+  const Topology t = make_preset("gh200-quad", o);
+  CHECK(t.gpu_count() == 8);
+  CHECK_FALSE(t.has_nvls());
+  for (std::size_t a = 0; a < 4; ++a)
+    for (std::size_t b = a + 1; b < 4; ++b) {
+      const Route r = t.route(a, b);
+      REQUIRE(r.hops.size() == 1);
+      CHECK(t.link(r.hops[0].links.front()).lanes == 6);
+    }
+  // Across nodes: its Grace, its own NIC, the rail's leaf, and down the same rail.
+  CHECK(route_names(t, 2, 6) == std::vector<std::string>{"n0.grace2", "n0.nic2", "leaf2", "n1.nic2", "n1.grace2", "n1.gpu2"});
+  // The NIC reads the GPU's memory through NVLink-C2C: no PCIe peer-to-peer through a root complex.
+  CHECK_FALSE(t.route(2, 6).via_cpu);
+}

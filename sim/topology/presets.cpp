@@ -107,6 +107,27 @@ std::vector<DeviceId> add_v100_quad_node(Topology& t, int node, int nodes) {
   return add_pcie_tree(t, node, nodes, g, 2, 1, "3", "upi-skl");
 }
 
+// A quad GH200 node (HPE Cray EX254n, the CSCS Alps node; shared data/measured/INDEX.md): the four
+// Hopper GPUs joined all-to-all by 6 NVLink4 lanes per pair (each GPU's 18), every GPU on its own
+// Grace CPU by NVLink-C2C, and each Grace with one Slingshot-11 NIC (Cassini, PCIe Gen4 x16): a
+// GPU reaches its NIC through its CPU (NCCL's P2C path).
+std::vector<DeviceId> add_gh200_quad_node(Topology& t, int node, int nodes) {
+  const auto g = add_gpus(t, node, nodes, 4, "hopper");
+  for (std::size_t a = 0; a < g.size(); ++a)
+    for (std::size_t b = a + 1; b < g.size(); ++b) t.add_link(g[a], g[b], LinkKind::nvlink, "4", 6);
+  std::vector<DeviceId> cpus, nics;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    cpus.push_back(add_device(t, node, nodes, "grace" + std::to_string(i), DeviceKind::cpu));
+    t.add_link(g[i], cpus.back(), LinkKind::c2c, "grace-hopper", 1);
+    nics.push_back(add_device(t, node, nodes, "nic" + std::to_string(i), DeviceKind::nic));
+    t.add_link(nics.back(), cpus.back(), LinkKind::pcie, "4", 16);
+  }
+  // The Graces reach each other's memory over the NVLink between their GPUs (SYS in nvidia-smi).
+  for (std::size_t a = 0; a < cpus.size(); ++a)
+    for (std::size_t b = a + 1; b < cpus.size(); ++b) t.add_link(cpus[a], cpus[b], LinkKind::cpu, "grace-nvlink", 1);
+  return nics;
+}
+
 // DGX-2 (reference/nccl-model.md §5.2): 16 V100, each with one NVLink2 lane to each of the 6 switch
 // planes; a plane is the pair of NVSwitch chips (one per baseboard) whose trunk carries 8 lanes,
 // enough for its 8 GPUs, so it is modelled as one non-blocking switch: NV6 between all pairs.
@@ -295,6 +316,11 @@ const std::vector<Preset>& registry() {
                    }
                    return nics;
                  })},
+      {{"gh200-quad",
+        "4 GH200 Grace Hopper superchips (HPE Cray EX254n, e.g. CSCS Alps): NV6 (NVLink4) between every GPU "
+        "pair, each GPU on its own Grace by NVLink-C2C, one 200G Slingshot-11 NIC per Grace on PCIe Gen4 x16",
+        false, true},
+       networked("gh200-quad", "ss11", add_gh200_quad_node)},
       {{"pcie-gen4-8gpu",
         "8 A100 PCIe, no NVLink: 4 PCIe Gen4 switches with 2 GPUs and one 200G HDR NIC each, 2 sockets (UPI)",
         false, true},

@@ -324,7 +324,11 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
   route.latency_class = net ? LatencyClass::net : pcie ? LatencyClass::pcie : LatencyClass::nvlink;
   for (std::size_t i = 1; i < route.hops.size(); ++i) {
     route.device_latency_s += devices_[route.hops[i].from].latency_s;
-    route.via_cpu |= devices_[route.hops[i].from].kind == DeviceKind::cpu;
+    // A CPU entered over NVLink-C2C is the GPU's own Grace: coherent memory, not a PCIe root complex
+    // forwarding peer traffic, so its NIC reaches the GPU without the P2P-through-CPU penalty.
+    const bool c2c = links_[route.hops[i - 1].links.front()].kind == LinkKind::c2c ||
+                     links_[route.hops[i].links.front()].kind == LinkKind::c2c;
+    route.via_cpu |= devices_[route.hops[i].from].kind == DeviceKind::cpu && !c2c;
   }
   return route;
 }
