@@ -388,4 +388,15 @@ TEST_CASE("gh200-quad: NV6 between every GPU pair, each GPU reaching its NIC thr
   CHECK(route_names(t, 2, 6) == std::vector<std::string>{"n0.grace2", "n0.nic2", "leaf2", "n1.nic2", "n1.grace2", "n1.gpu2"});
   // The NIC reads the GPU's memory through NVLink-C2C: no PCIe peer-to-peer through a root complex.
   CHECK_FALSE(t.route(2, 6).via_cpu);
+  // One NIC per GPU: a cycle fixes which NIC pairs can be a channel's exit and entry, so the rings
+  // choose among the cycles the NVLinks rate alike: 4 rings leave and re-enter through 4 NICs (the
+  // first least-used cycle each time sent two out through NIC 3 and none through NIC 2).
+  std::set<int> leaving, returning;
+  for (const auto& ring : rings(t, 8, 4)) {
+    CHECK(ring[4] % 4 == ring[3] % 4);
+    leaving.insert(ring[3]);
+    returning.insert(ring[0]);
+  }
+  CHECK(leaving.size() == 4);
+  CHECK(returning.size() == 4);
 }

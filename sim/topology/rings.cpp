@@ -113,9 +113,10 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
   // each channel takes the candidate cycle whose links the earlier channels used least (per unit of
   // width when sharing by capacity; the first of equals, so the best cycles go first).
   std::vector<std::vector<int>> used(static_cast<std::size_t>(ppn), std::vector<int>(static_cast<std::size_t>(ppn), 0));
+  // The candidate cycles whose links the earlier channels used least (all of them when tied).
   auto least_used = [&] {
-    std::size_t pick = 0;
-    std::pair<double, double> pick_load{1e300, 1e300};
+    std::vector<std::size_t> best;
+    std::pair<double, double> best_load{1e300, 1e300};
     for (std::size_t i = 0; i < cycles.size(); ++i) {
       std::pair<double, double> load{0, 0};  // (most-used link, total use) of the cycle's directed links
       for (std::size_t k = 0; k < cycles[i].size(); ++k) {
@@ -124,47 +125,64 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
         load.first = std::max(load.first, u);
         load.second += u;
       }
-      if (load < pick_load) {
-        pick = i;
-        pick_load = load;
-      }
+      if (load < best_load) best.clear(), best_load = load;
+      if (load == best_load) best.push_back(i);
     }
-    const auto& cycle = cycles[pick];
+    return best;
+  };
+  auto take = [&](const std::vector<int>& cycle) {
     for (std::size_t k = 0; k < cycle.size(); ++k)
       ++used[static_cast<std::size_t>(cycle[k])][static_cast<std::size_t>(cycle[(k + 1) % cycle.size()])];
-    return cycle;
   };
   // Across nodes a channel leaves node 0 through the NIC of its last GPU and comes back through the
   // NIC of its first. When several GPUs share a NIC (4 NICs for 8 GPUs), rotating the start GPU by
   // the channel index would pile channels onto a few NICs; instead each channel takes the rotation
   // whose NICs the earlier channels left least loaded, per direction, as NCCL's search spreads
-  // channels over the NICs.
+  // channels over the NICs. Among cycles the NVLinks rate alike (a uniform mesh has several), it
+  // takes the one whose rotation does that best: with one NIC per GPU, a cycle fixes which pairs of
+  // NICs can be a channel's exit and entry.
   std::vector<DeviceId> nic;
   if (nodes > 1)
     for (int i = 0; i < ppn; ++i) nic.push_back(topology.nic_of(static_cast<std::size_t>(i)));
   std::map<DeviceId, int> out_load, back_load;  // channels leaving node 0 / coming back, per NIC
+  // The least loaded rotation of `order` for channel c: (start, its load).
   auto rotation = [&](int c, const std::vector<int>& order) {
-    if (nic.empty()) return c % ppn;
+    std::pair<int, std::pair<int, int>> pick{c % ppn, {INT_MAX, INT_MAX}};
+    if (nic.empty()) return pick;
     // Starting at order[s], node 0 is left by the NIC of order[s - 1] and re-entered by order[s]'s.
     auto exit_nic = [&](int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>((s + ppn - 1) % ppn)])]; };
     auto entry_nic = [&](int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>(s)])]; };
-    int pick = c % ppn;
-    std::pair<int, int> pick_load{INT_MAX, INT_MAX};
     for (int k = 0; k < ppn; ++k) {
       const int s = (c + k) % ppn;
       const int out = out_load[exit_nic(s)], back = back_load[entry_nic(s)];
       const std::pair<int, int> load{std::max(out, back), out + back};
-      if (load < pick_load) pick = s, pick_load = load;
+      if (load < pick.second) pick = {s, load};
     }
-    ++out_load[exit_nic(pick)];
-    ++back_load[entry_nic(pick)];
     return pick;
   };
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order(static_cast<std::size_t>(ppn));
     for (int i = 0; i < ppn; ++i) order[static_cast<std::size_t>(i)] = i;
-    if (!cycles.empty()) order = least_used();
-    const int start = rotation(c, order);
+    int start = c % ppn;
+    if (!cycles.empty()) {
+      std::pair<int, std::pair<int, int>> best{0, {INT_MAX, INT_MAX}};
+      for (const std::size_t i : least_used()) {
+        const auto r = rotation(c, cycles[i]);
+        if (r.second < best.second || best.second.first == INT_MAX) {
+          best = r;
+          order = cycles[i];
+        }
+        if (nic.empty()) break;  // one node: the first of equals, as before
+      }
+      take(order);
+      start = best.first;
+    } else {
+      start = rotation(c, order).first;
+    }
+    if (!nic.empty()) {
+      ++out_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>((start + ppn - 1) % ppn)])]];
+      ++back_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>(start)])]];
+    }
     std::vector<int> ring;
     for (int node = 0; node < nodes; ++node)
       for (int k = 0; k < ppn; ++k) {
