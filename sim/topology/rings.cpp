@@ -6,6 +6,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace ccsim::topo {
 
@@ -165,17 +166,17 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
     for (int i = 0; i < ppn; ++i) order[static_cast<std::size_t>(i)] = i;
     int start = c % ppn;
     if (!cycles.empty()) {
-      std::pair<int, std::pair<int, int>> best{0, {INT_MAX, INT_MAX}};
+      std::optional<std::pair<int, std::pair<int, int>>> best;
       for (const std::size_t i : least_used()) {
         const auto r = rotation(c, cycles[i]);
-        if (r.second < best.second || best.second.first == INT_MAX) {
+        if (!best || r.second < best->second) {
           best = r;
           order = cycles[i];
         }
         if (nic.empty()) break;  // one node: the first of equals, as before
       }
       take(order);
-      start = best.first;
+      start = best->first;
     } else {
       start = rotation(c, order).first;
     }
