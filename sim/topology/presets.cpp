@@ -64,6 +64,13 @@ std::vector<DeviceId> add_gpus(Topology& t, int node, int nodes, int count, cons
   return g;
 }
 
+// Every pair of `devices` joined by its own link.
+void link_all_pairs(Topology& t, const std::vector<DeviceId>& devices, LinkKind kind, const std::string& generation,
+                    int lanes) {
+  for (std::size_t a = 0; a < devices.size(); ++a)
+    for (std::size_t b = a + 1; b < devices.size(); ++b) t.add_link(devices[a], devices[b], kind, generation, lanes);
+}
+
 // Two sockets; `per_switch` GPUs and `nics_per_switch` NICs under each PCIe switch, switches split
 // evenly over the sockets. Returns the NICs in rail order.
 std::vector<DeviceId> add_pcie_tree(Topology& t, int node, int nodes, const std::vector<DeviceId>& gpus, int switches,
@@ -102,8 +109,7 @@ std::vector<DeviceId> add_dgx1_node(Topology& t, int node, int nodes) {
 // socket with two GPUs and one 100G EDR NIC; 2 Skylake sockets.
 std::vector<DeviceId> add_v100_quad_node(Topology& t, int node, int nodes) {
   const auto g = add_gpus(t, node, nodes, 4, "volta");
-  for (std::size_t a = 0; a < g.size(); ++a)
-    for (std::size_t b = a + 1; b < g.size(); ++b) t.add_link(g[a], g[b], LinkKind::nvlink, "2", 2);
+  link_all_pairs(t, g, LinkKind::nvlink, "2", 2);
   return add_pcie_tree(t, node, nodes, g, 2, 1, "3", "upi-skl");
 }
 
@@ -113,8 +119,7 @@ std::vector<DeviceId> add_v100_quad_node(Topology& t, int node, int nodes) {
 // GPU reaches its NIC through its CPU (NCCL's P2C path).
 std::vector<DeviceId> add_gh200_quad_node(Topology& t, int node, int nodes) {
   const auto g = add_gpus(t, node, nodes, 4, "hopper");
-  for (std::size_t a = 0; a < g.size(); ++a)
-    for (std::size_t b = a + 1; b < g.size(); ++b) t.add_link(g[a], g[b], LinkKind::nvlink, "4", 6);
+  link_all_pairs(t, g, LinkKind::nvlink, "4", 6);
   std::vector<DeviceId> cpus, nics;
   for (std::size_t i = 0; i < g.size(); ++i) {
     cpus.push_back(add_device(t, node, nodes, "grace" + std::to_string(i), DeviceKind::cpu));
@@ -123,8 +128,7 @@ std::vector<DeviceId> add_gh200_quad_node(Topology& t, int node, int nodes) {
     t.add_link(nics.back(), cpus.back(), LinkKind::pcie, "4", 16);
   }
   // The Graces reach each other's memory over the NVLink between their GPUs (SYS in nvidia-smi).
-  for (std::size_t a = 0; a < cpus.size(); ++a)
-    for (std::size_t b = a + 1; b < cpus.size(); ++b) t.add_link(cpus[a], cpus[b], LinkKind::cpu, "grace-nvlink", 1);
+  link_all_pairs(t, cpus, LinkKind::cpu, "grace-nvlink", 1);
   return nics;
 }
 

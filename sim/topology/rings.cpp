@@ -6,7 +6,7 @@
 #include <climits>
 #include <functional>
 #include <map>
-#include <optional>
+#include <tuple>
 
 namespace ccsim::topo {
 
@@ -111,10 +111,9 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
   const auto& cycles = node.cycles;
   std::vector<std::vector<int>> out;
   // NCCL's search takes each channel's bandwidth off the links it uses before looking for the next:
-  // each channel takes the candidate cycle whose links the earlier channels used least (per unit of
-  // width when sharing by capacity; the first of equals, so the best cycles go first).
+  // each channel takes a candidate cycle whose links the earlier channels used least (per unit of
+  // width when sharing by capacity). least_used() returns every such cycle, best first.
   std::vector<std::vector<int>> used(static_cast<std::size_t>(ppn), std::vector<int>(static_cast<std::size_t>(ppn), 0));
-  // The candidate cycles whose links the earlier channels used least (all of them when tied).
   auto least_used = [&] {
     std::vector<std::size_t> best;
     std::pair<double, double> best_load{1e300, 1e300};
@@ -146,43 +145,42 @@ std::vector<std::vector<int>> rings(const Topology& topology, int nranks, int ch
   if (nodes > 1)
     for (int i = 0; i < ppn; ++i) nic.push_back(topology.nic_of(static_cast<std::size_t>(i)));
   std::map<DeviceId, int> out_load, back_load;  // channels leaving node 0 / coming back, per NIC
-  // The least loaded rotation of `order` for channel c: (start, its load).
+  // Starting at order[s], node 0 is left by the NIC of order[s - 1] and re-entered by order[s]'s.
+  auto exit_nic = [&](const std::vector<int>& order, int s) {
+    return nic[static_cast<std::size_t>(order[static_cast<std::size_t>((s + ppn - 1) % ppn)])];
+  };
+  auto entry_nic = [&](const std::vector<int>& order, int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>(s)])]; };
+  // The least loaded rotation of `order` for channel c (with one node: c's), and its load.
   auto rotation = [&](int c, const std::vector<int>& order) {
     std::pair<int, std::pair<int, int>> pick{c % ppn, {INT_MAX, INT_MAX}};
-    if (nic.empty()) return pick;
-    // Starting at order[s], node 0 is left by the NIC of order[s - 1] and re-entered by order[s]'s.
-    auto exit_nic = [&](int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>((s + ppn - 1) % ppn)])]; };
-    auto entry_nic = [&](int s) { return nic[static_cast<std::size_t>(order[static_cast<std::size_t>(s)])]; };
-    for (int k = 0; k < ppn; ++k) {
+    for (int k = 0; k < ppn && !nic.empty(); ++k) {
       const int s = (c + k) % ppn;
-      const int out = out_load[exit_nic(s)], back = back_load[entry_nic(s)];
+      const int out = out_load[exit_nic(order, s)], back = back_load[entry_nic(order, s)];
       const std::pair<int, int> load{std::max(out, back), out + back};
       if (load < pick.second) pick = {s, load};
     }
     return pick;
   };
+  std::vector<int> identity(static_cast<std::size_t>(ppn));
+  for (int i = 0; i < ppn; ++i) identity[static_cast<std::size_t>(i)] = i;
   for (int c = 0; c < channels; ++c) {
-    std::vector<int> order(static_cast<std::size_t>(ppn));
-    for (int i = 0; i < ppn; ++i) order[static_cast<std::size_t>(i)] = i;
-    int start = c % ppn;
+    std::vector<const std::vector<int>*> candidates{&identity};
     if (!cycles.empty()) {
-      std::optional<std::pair<int, std::pair<int, int>>> best;
-      for (const std::size_t i : least_used()) {
-        const auto r = rotation(c, cycles[i]);
-        if (!best || r.second < best->second) {
-          best = r;
-          order = cycles[i];
-        }
-        if (nic.empty()) break;  // one node: the first of equals, as before
-      }
-      take(order);
-      start = best->first;
-    } else {
-      start = rotation(c, order).first;
+      candidates.clear();
+      for (const std::size_t i : least_used()) candidates.push_back(&cycles[i]);
     }
+    // One node: the first candidate. Across nodes: the first whose rotation loads the NICs least.
+    const std::vector<int>* best = candidates.front();
+    auto [start, load] = rotation(c, *best);
+    for (std::size_t k = 1; k < candidates.size() && !nic.empty(); ++k) {
+      const auto r = rotation(c, *candidates[k]);
+      if (r.second < load) best = candidates[k], std::tie(start, load) = r;
+    }
+    const std::vector<int>& order = *best;
+    if (!cycles.empty()) take(order);
     if (!nic.empty()) {
-      ++out_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>((start + ppn - 1) % ppn)])]];
-      ++back_load[nic[static_cast<std::size_t>(order[static_cast<std::size_t>(start)])]];
+      ++out_load[exit_nic(order, start)];
+      ++back_load[entry_nic(order, start)];
     }
     std::vector<int> ring;
     for (int node = 0; node < nodes; ++node)
