@@ -101,6 +101,20 @@ Model Model::builtin(const std::string& name) {
   throw Error("unknown model \"" + name + "\" (built-in models: " + known + ")");
 }
 
+std::string Model::builtin_name_for(const std::string& family, const std::string& nccl_version) {
+  // "2.26.6" -> "2.26"
+  const auto first = nccl_version.find('.');
+  const auto second = first == std::string::npos ? std::string::npos : nccl_version.find('.', first + 1);
+  const std::string release = nccl_version.substr(0, second);
+  if (!nccl_version.empty())
+    for (const auto& name : builtin_names()) {
+      const Model m = builtin(name);
+      if (m.nccl_family_ == family && std::find(m.nccl_releases_.begin(), m.nccl_releases_.end(), release) != m.nccl_releases_.end())
+        return name;
+    }
+  return family;
+}
+
 Model Model::load_file(const std::string& path) { return from_json(parse_json(read_text_file(path), path), path); }
 
 Model Model::named(const std::string& name_or_path) {
@@ -114,6 +128,20 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
   if (j.contains("base")) {
     if (!j["base"].is_string()) throw Error(origin + ": base: expected the name of a built-in model");
     m = builtin(j["base"].get<std::string>());
+  }
+  m.nccl_family_.clear();
+  m.nccl_releases_.clear();
+  if (j.contains("for_nccl")) {
+    const auto& f = j["for_nccl"];
+    const std::string where = origin + ": for_nccl";
+    if (!f.is_object() || !f.contains("family") || !f["family"].is_string() || !f.contains("releases") ||
+        !f["releases"].is_array() || f["releases"].empty())
+      throw Error(where + ": expected {\"family\": a GPU family, \"releases\": [\"2.26\", ...]}");
+    m.nccl_family_ = f["family"].get<std::string>();
+    for (const auto& r : f["releases"]) {
+      if (!r.is_string()) throw Error(where + ".releases: expected strings such as \"2.26\"");
+      m.nccl_releases_.push_back(r.get<std::string>());
+    }
   }
   if (j.contains("name")) {
     if (!j["name"].is_string()) throw Error(origin + ": name: expected a string");
@@ -196,6 +224,7 @@ Bytes Model::chunk_bytes(Protocol p) const {
 
 nlohmann::json Model::to_json() const {
   nlohmann::json j{{"name", name_}, {"description", description_}};
+  if (!nccl_family_.empty()) j["for_nccl"] = {{"family", nccl_family_}, {"releases", nccl_releases_}};
   auto& params = j["parameters"] = nlohmann::json::object();
   for (const auto& [key, p] : parameters_) params[key] = {{"value", p.value}, {"unit", p.unit}, {"source", p.source}};
   return j;

@@ -45,6 +45,10 @@ class Model {
   // A built-in model's name ("ampere-nccl2.8"), or a JSON file's path (ends in .json or has a /).
   static Model named(const std::string& name_or_path);
   static Model from_json(const nlohmann::json& j, const std::string& origin);
+  // The built-in model of GPU `family` under NCCL `nccl_version` ("2.26.6"): the one whose
+  // "for_nccl" names that family and the release's major.minor (e.g. ampere-nccl2.8 for 2.7-2.8),
+  // else the family's own. NCCL releases change kernels, not only tuning.
+  static std::string builtin_name_for(const std::string& family, const std::string& nccl_version);
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
@@ -85,6 +89,9 @@ class Model {
   std::string name_;
   std::string description_;
   std::map<std::string, Parameter> parameters_;
+  // "for_nccl": the GPU family and NCCL releases ("2.26") this model stands for; not inherited.
+  std::string nccl_family_;
+  std::vector<std::string> nccl_releases_;
 };
 
 }  // namespace ccsim

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <istream>
 #include <limits>
@@ -239,6 +240,26 @@ std::optional<DeviceLine> device_line(std::string_view body, const Tokens& t) {
   return DeviceLine{static_cast<int>(*rank), std::string(trim(body.substr(model_at)))};
 }
 
+// "2.26.6": digits, dot, digits, dot, digits.
+bool release_version(std::string_view v) {
+  int parts = 0;
+  for (std::string_view rest = v; !rest.empty(); ++parts) {
+    const auto dot = rest.find('.');
+    const std::string_view part = rest.substr(0, dot);
+    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+    rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
+    if (dot != std::string_view::npos && rest.empty()) return false;
+  }
+  return parts == 3;
+}
+
+// NCCL_VERSION_CODE as a release: X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before.
+std::string version_of_code(std::uint64_t code) {
+  const bool wide = code >= 10000;
+  const std::uint64_t major = wide ? code / 10000 : code / 1000, minor = (wide ? code % 10000 : code % 1000) / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+}
+
 // Lines nccl-tests (or NCCL, for its version) prints around the table that carry nothing we keep;
 // they are recognised without their '#' too, as copies often lose it.
 bool known_chatter(std::string_view body) {
@@ -353,6 +374,7 @@ class LogParser {
         log_.iters_source = "command";
       }
     }
+    log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
     decide_collective();
     decide_ranks();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
@@ -425,6 +447,15 @@ class LogParser {
       if (const auto binary = perf_binary(after_colon(body))) banner_collective_ = collective_named(*binary);
       return true;
     }
+    // The library that ran: NCCL prints "NCCL version 2.26.6+cuda12.8"; nccl-tests 2.14+ prints
+    // "nccl-headers=... nccl-library=22602" (NCCL_VERSION_CODE). NCCL's own line wins (finish).
+    if (tokens.size() >= 3 && tokens[0] == "NCCL" && tokens[1] == "version") {
+      const std::string_view v = tokens[2].substr(0, tokens[2].find('+'));
+      if (release_version(v)) banner_version_ = std::string(v);
+    }
+    for (const auto& t : tokens)
+      if (t.starts_with("nccl-library="))
+        if (const auto code = parse_unsigned(t.substr(13)); code && *code > 0) library_version_ = version_of_code(*code);
     return known_chatter(body);
   }
 
@@ -653,6 +684,7 @@ class LogParser {
   NcclLog log_;
   Layout layout_;
   bool in_place_only_ = false;
+  std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
   bool continuing_ = false;  // the last command line ended with '\'
   std::string pending_command_;
   bool command_names_binary_ = false;

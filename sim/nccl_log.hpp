@@ -69,6 +69,9 @@ struct NcclLog {
   std::optional<int> iters;
   std::string iters_source;  // "header" | "command" | ""
   bool summary_table = false;  // a markdown size | busbw table, not raw output
+  // The NCCL release that ran ("2.26.6"): NCCL's "NCCL version" line, else nccl-tests'
+  // "nccl-library=" code; empty when the log says neither.
+  std::string nccl_version;
   std::vector<MeasuredRow> rows;
   // Every non-empty line that is neither a data row nor recognised output around it (comments,
   // nccl-tests' headers and footers with or without '#', device lines, the command and shell lines).

@@ -497,3 +497,23 @@ TEST_CASE("nccl log: every measured log parses" * doctest::skip(!std::filesystem
   }
   CHECK(with_problems == static_cast<int>(kExpectedProblems.size()));
 }
+
+TEST_CASE("nccl log: the NCCL release that ran, from NCCL's line or nccl-tests' library code") {
+  const char* both =
+      "# nccl-tests version 2.17.6 nccl-headers=22602 nccl-library=22703\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+      "NCCL version 2.26.6+cuda12.8\n"
+      "           8             2     float     sum      -1    36.50    0.00    0.00      0    35.30    0.00    0.00      0\n";
+  CHECK(parse(both, "x-2g-allreduce-1.log").nccl_version == "2.26.6");  // the library NCCL itself reports
+  const char* code_only =
+      "# nccl-tests version 2.17.6 nccl-headers=22602 nccl-library=22602\n"
+      "           8             2     float     sum      -1    36.50    0.00    0.00      0    35.30    0.00    0.00      0\n";
+  CHECK(parse(code_only, "x-2g-allreduce-1.log").nccl_version == "2.26.2");
+  const char* old_code = "# nccl-tests version 2.0.0 nccl-headers=2708 nccl-library=2708\n";
+  CHECK(parse(old_code, "x-2g-allreduce-1.log").nccl_version == "2.7.8");  // NCCL_VERSION_CODE before 2.9
+  const char* neither =
+      "           8             2     float     sum      -1    36.50    0.00    0.00      0    35.30    0.00    0.00      0\n";
+  CHECK(parse(neither, "x-2g-allreduce-1.log").nccl_version.empty());
+  const char* garbled = "NCCL version 2.26+cuda12.8\n";
+  CHECK(parse(garbled, "x-2g-allreduce-1.log").nccl_version.empty());
+}

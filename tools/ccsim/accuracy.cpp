@@ -96,7 +96,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   const PreparedLog prepared = prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size));
   const topo::Topology& topology = prepared.topology;
   const int ranks = prepared.ranks;
-  const Model model = a.model_file.empty() ? default_model(c, topology) : Model::named(a.model_file);
+  const Model model = Model::named(a.model_file.empty() ? default_model_name(prepared) : a.model_file);
   Selection selection;
   selection.mode = a.select;
   selection.algorithm = c.algorithm;
@@ -302,7 +302,7 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
   cmd->add_option("--model", args->model_file,
                   "Timing model for every log: a JSON file or a built-in model's name (default: the map's "
-                  "model for the log, else the GPU family's)");
+                  "model for the log, else the one for the NCCL release the log states (`ccsim model`), else the GPU family's)");
   cmd->add_option("--column", args->column, "Measured column to compare: out-of-place or in-place")->capture_default_str();
   cmd->add_option("--min-size", args->min_size, "Skip sizes below this")->capture_default_str();
   cmd->add_option("--max-size", args->max_size, "Skip sizes above this")->capture_default_str();

@@ -241,13 +241,14 @@ int run_calibrate(const CalibrateArgs& a) {
   }
 
   // --- the prior model and the unknowns ------------------------------------------------------------
-  for (const auto& l : logs)
-    if (l.c.model != logs.front().c.model)
-      throw Error("the logs' map entries name different models (" + (logs.front().c.model.empty() ? "none" : logs.front().c.model) +
-                  ", " + (l.c.model.empty() ? "none" : l.c.model) + "): calibrate one system's logs, or name one with --model");
+  if (a.model_file.empty() && a.gpu_bench_file.empty())
+    for (const auto& l : logs)
+      if (default_model_name(l) != default_model_name(logs.front()))
+        throw Error("the logs run under different models (" + default_model_name(logs.front()) + ", " + default_model_name(l) +
+                    ": the map's entries or the NCCL releases the logs state): calibrate one system's logs, or name one with --model");
   Model prior = !a.gpu_bench_file.empty() ? Model::load_file(a.gpu_bench_file)
                 : !a.model_file.empty()   ? Model::named(a.model_file)
-                                          : default_model(logs.front().c, logs.front().topology);
+                                          : Model::builtin(default_model_name(logs.front()));
   std::vector<std::string> names = a.params.empty() ? default_unknowns(logs) : a.params;
   if (!a.gpu_bench_file.empty()) {
     // What the GPU measured directly is not refitted from the logs.
@@ -476,7 +477,7 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_flag("--all", a->all, "With --map: accept runs flagged unhealthy");
   cmd->add_option("--model", a->model_file,
                   "Prior model: a JSON file or a built-in model's name (default: the map's model for the logs, else the "
-                  "GPU family's)");
+                  "one for the NCCL release they state, else the GPU family's)");
   cmd->add_option("--gpu-bench", a->gpu_bench_file,
                   "Model file from `ccsim gpu bench --out`: the prior, with its measured HBM rate kept as measured");
   cmd->add_option("--params", a->params,

@@ -83,8 +83,8 @@ std::vector<LogCase> read_map(const std::string& file) {
   return cases;
 }
 
-Model default_model(const LogCase& c, const topo::Topology& topology) {
-  return Model::builtin(c.model.empty() ? topology.gpu_arch() : c.model);
+std::string default_model_name(const PreparedLog& p) {
+  return p.c.model.empty() ? Model::builtin_name_for(p.topology.gpu_arch(), p.log.nccl_version) : p.c.model;
 }
 
 // Measured time of a row, from the chosen column; summary tables carry only busbw.

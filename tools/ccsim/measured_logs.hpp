@@ -36,10 +36,6 @@ struct LogCase {
 LogCase log_case(const std::string& log, const TopologyArgs& topology, const std::string& algorithm,
                  const std::string& protocol);
 
-// The model a log's system runs under unless the command names one: the map's model for its NCCL,
-// else its GPU family's.
-Model default_model(const LogCase& c, const topo::Topology& topology);
-
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
 
@@ -69,5 +65,10 @@ struct PreparedLog {
   std::vector<MeasuredCall> calls;  // rows inside [min_size, max_size] with a time
 };
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size);
+
+// The built-in model a log's system runs under unless the command names one: the map's model for
+// its NCCL, else the one for the NCCL release the log states (Model::builtin_name_for), else its
+// GPU family's.
+std::string default_model_name(const PreparedLog& p);
 
 }  // namespace ccsim::cli
