@@ -449,10 +449,12 @@ class LogParser {
     }
     // The library that ran: NCCL prints "NCCL version 2.26.6+cuda12.8"; nccl-tests 2.14+ prints
     // "nccl-headers=... nccl-library=22602" (NCCL_VERSION_CODE). NCCL's own line wins (finish).
-    if (tokens.size() >= 3 && tokens[0] == "NCCL" && tokens[1] == "version") {
-      const std::string_view v = tokens[2].substr(0, tokens[2].find('+'));
-      if (release_version(v)) banner_version_ = std::string(v);
-    }
+    // (also inside "host:pid:tid [0] NCCL INFO NCCL version ..." lines)
+    for (std::size_t i = 0; i + 2 < tokens.size(); ++i)
+      if (tokens[i] == "NCCL" && tokens[i + 1] == "version") {
+        const std::string_view v = tokens[i + 2].substr(0, tokens[i + 2].find('+'));
+        if (release_version(v)) banner_version_ = std::string(v);
+      }
     for (const auto& t : tokens)
       if (t.starts_with("nccl-library="))
         if (const auto code = parse_unsigned(t.substr(13)); code && *code > 0) library_version_ = version_of_code(*code);

@@ -514,6 +514,8 @@ TEST_CASE("nccl log: the NCCL release that ran, from NCCL's line or nccl-tests' 
   const char* neither =
       "           8             2     float     sum      -1    36.50    0.00    0.00      0    35.30    0.00    0.00      0\n";
   CHECK(parse(neither, "x-2g-allreduce-1.log").nccl_version.empty());
+  const char* info = "node1:2051:2051 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n";
+  CHECK(parse(info, "x-2g-allreduce-1.log").nccl_version == "2.18.3");
   const char* garbled = "NCCL version 2.26+cuda12.8\n";
   CHECK(parse(garbled, "x-2g-allreduce-1.log").nccl_version.empty());
 }
