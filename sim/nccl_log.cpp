@@ -242,15 +242,10 @@ std::optional<DeviceLine> device_line(std::string_view body, const Tokens& t) {
 
 // "2.26.6": digits, dot, digits, dot, digits.
 bool release_version(std::string_view v) {
-  int parts = 0;
-  for (std::string_view rest = v; !rest.empty(); ++parts) {
-    const auto dot = rest.find('.');
-    const std::string_view part = rest.substr(0, dot);
-    if (part.empty() || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
-    rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
-    if (dot != std::string_view::npos && rest.empty()) return false;
-  }
-  return parts == 3;
+  const auto a = v.find('.');
+  const auto b = a == std::string_view::npos ? a : v.find('.', a + 1);
+  return b != std::string_view::npos && all_digits(v.substr(0, a)) && all_digits(v.substr(a + 1, b - a - 1)) &&
+         all_digits(v.substr(b + 1));
 }
 
 // NCCL_VERSION_CODE as a release: X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before.
