@@ -125,6 +125,20 @@ void duplicate(Graph& g, Arch a) {
   g.bw_inter /= 2;
 }
 
+// The search's pass 2 for trees (search.cc): from the ring's solution, raise the intra-node speed
+// one rung at a time while it is below twice the inter-node speed and the node still carries
+// every channel at it. A tree sends each byte across nodes once where a ring sends it 2(N-1)/N
+// times, so its chain inside the node may run faster than the NICs; the cost model reads this
+// speed on up to 2 nodes (reference/nccl-model.md §3.4 step 1).
+void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_gbps) {
+  for (auto it = ladder.rbegin(); it != ladder.rend(); ++it) {
+    if (*it <= g.bw_intra + 1e-9) continue;
+    if (g.bw_intra >= 2 * g.bw_inter - 1e-9) break;
+    if (g.channels * *it > intra_gbps + 1e-9) break;
+    g.bw_intra = *it;
+  }
+}
+
 }  // namespace
 
 bool has_amd_cpu(const topo::Topology& t) {
@@ -175,6 +189,10 @@ System describe(const topo::Topology& t, int nranks) {
   s.nodes = v.nodes;
   s.amd_cpu = has_amd_cpu(t);
   s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink;
+  // A net plugin that cannot promise the ordering LL and LL128 rely on forces NCCL_PROTO=simple.
+  const topo::NetTransport transport = v.nodes > 1 ? t.net_transport() : topo::NetTransport{};
+  s.ll_enabled = transport.ll;
+  s.ll128_enabled = s.ll128_enabled && transport.ll128;
   s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1;
   s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8;
   s.pat_allowed = v.ppn == 1 && v.nodes > 1;
@@ -203,9 +221,13 @@ System describe(const topo::Topology& t, int nranks) {
     ring.channels = channels;
     ring.bw_intra = ring.bw_inter = speed;
   }
+  ring.latency_inter_us = transport.plugin_latency_us;  // the search copies the NICs' latency
+  Graph tree = ring;
+  if (v.nodes > 1) raise_tree_intra(tree, inter_ladder(s.arch), v.intra_gbps);
   duplicate(ring, s.arch);
+  duplicate(tree, s.arch);
   s.ring = ring;
-  s.tree = ring;
+  s.tree = tree;
   if (v.nodes > 1 && v.nics < v.ppn) s.tree.tree_pattern = true;  // all NIC traffic through one GPU
   if (s.collnet) {
     s.collnet_direct = ring;
@@ -221,10 +243,13 @@ System describe(const topo::Topology& t, int nranks) {
     g.bw_intra = ladder_speed(intra_ladder(s.arch), v.intra_gbps * efficiency * 2 * (n - 1) / (n + 1) / g.channels);
     g.bw_inter = v.nodes > 1 ? ring.bw_inter : g.bw_intra;
     g.type_intra = PathType::nvlink;
+    g.latency_inter_us = ring.latency_inter_us;
     s.nvls_graph = g;
   }
   return s;
 }
+
+bool flushes_network_receives(const topo::Topology& t) { return arch_of(t.gpu_arch()) < Arch::hopper; }
 
 std::optional<Func> function_of(CollectiveKind kind) {
   switch (kind) {

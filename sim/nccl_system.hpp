@@ -18,6 +18,12 @@ System describe(const topo::Topology& t, int nranks);
 // Whether the machine's sockets are AMD (xGMI between them): NCCL's AMD rows and overheads apply.
 bool has_amd_cpu(const topo::Topology& t);
 
+// Whether NCCL flushes data a NIC wrote into the GPU before the GPU reads it (Simple; LL and LL128
+// carry their own flags): GPUs before Hopper always flush, Hopper and later do not need to
+// (aws-ofi-nccl platform-aws.cpp on NCCL_NET_FORCE_FLUSH; NCCL's cost model counts a net plugin's
+// latency a second time for Simple "to cover the flush", reference/nccl-model.md §3.5).
+bool flushes_network_receives(const topo::Topology& t);
+
 // NCCL's own bandwidth figure for one link (GB/s per direction), as its topology code sets it:
 // NVLink lanes x the per-link constant of the GPU generation, PCIe width x rate / 80, the NIC speed,
 // the CPU interconnect constants (reference/nccl-model.md §3.1).

@@ -136,6 +136,7 @@ bool serves(const Comm& c, Algo a, Protocol p) {
       break;
   }
   if (p != Protocol::simple && a != Algo::ring && a != Algo::tree) return false;
+  if (p == Protocol::ll && !s.ll_enabled) return false;
   if (p == Protocol::ll128 && !s.ll128_enabled) return false;
   return graph_of(s, a).channels > 0;
 }

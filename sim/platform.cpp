@@ -57,12 +57,18 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     }
     return r;
   };
+  const topo::NetTransport transport = topology.net_transport();
+  const double flush_s = nccl::flushes_network_receives(topology) ? transport.flush_latency_s : 0.0;
   std::map<std::pair<int, int>, std::size_t> cpu_pairs;  // GPU pairs that P2P through a CPU
   for (const auto& [src, dst] : pairs) {
     const topo::Route route = route_between(src, dst);
     PlatformRoute pr;
     pr.latency_class = route.latency_class;
     pr.extra_latency_s = route.device_latency_s;
+    if (route.latency_class == LatencyClass::net) {
+      pr.extra_latency_s += transport.message_latency_s;
+      pr.flush_latency_s = flush_s;
+    }
     for (const auto& hop : route.hops) {
       std::vector<topo::LinkId> key = hop.links;
       std::sort(key.begin(), key.end());

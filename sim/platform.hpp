@@ -24,7 +24,8 @@ struct PlatformLink {
 struct PlatformRoute {
   std::vector<std::pair<std::size_t, bool>> hops;  // (index into links, forward?)
   LatencyClass latency_class = LatencyClass::nvlink;
-  double extra_latency_s = 0;  // switches on the way (topology what-ifs)
+  double extra_latency_s = 0;  // switches on the way (topology what-ifs), the network transport's message latency
+  double flush_latency_s = 0;  // a Simple message's further wait across the network (NetTransport)
 };
 
 class PlatformPlan {

@@ -176,7 +176,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         delay = std::max(0.0, alpha - local);
         alpha = std::min(alpha, local);
       }
-      delay += route.extra_latency_s;
+      delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
         delay += alpha;
         alpha = 0;

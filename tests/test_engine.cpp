@@ -702,3 +702,37 @@ TEST_CASE("a call pays the set-up of each of its thread blocks once, rooted call
   CHECK(chain_with.makespan_s + chain_with.launch_latency_s - chain_without.makespan_s - chain_without.launch_latency_s ==
         doctest::Approx(6e-6).epsilon(1e-6));
 }
+
+TEST_CASE("a network transport delays each network message, and a Simple one on a GPU that flushes twice") {
+  // The ring of the test above: a tiny all_reduce's chain crosses nodes 4 times. Over EFA every
+  // crossing arrives the transport's message latency later; with Simple on an A100, which flushes
+  // what the NIC wrote before reading it, the flush latency too; on an H100, which does not flush,
+  // only the message latency.
+  auto chain = [](const std::string& preset, const std::string& nic, Protocol proto) {
+    topo::PresetOptions o;
+    o.nodes = 2;
+    o.nic = nic;
+    const topo::Topology t = topo::make_preset(preset, o);
+    Model m = Model::builtin(t.gpu_arch() == "ampere" ? "ampere" : "hopper");
+    m.set("launch_latency_us." + std::string(to_string(proto)), 0, "test");
+    CollectiveSpec spec;
+    spec.nranks = 16;
+    spec.count = 16;
+    algo::AlgorithmOptions opt;
+    opt.channels = 1;
+    opt.protocol = proto;
+    opt.chunk_bytes = 64;
+    opt.ranks_per_node = 8;
+    return simulate(algo::compile("ring", spec, opt), t, m, no_compute()).timeline.total_s();
+  };
+  const topo::NetTransport efa = topo::net_transport("efa100");
+  REQUIRE(efa.message_latency_s > 0);
+  REQUIRE(efa.flush_latency_s > 0);
+  CHECK(chain("dgx-a100", "efa100", Protocol::simple) - chain("dgx-a100", "eth100", Protocol::simple) ==
+        doctest::Approx(4 * (efa.message_latency_s + efa.flush_latency_s)).epsilon(1e-3));
+  CHECK(chain("dgx-a100", "efa100", Protocol::ll) - chain("dgx-a100", "eth100", Protocol::ll) ==
+        doctest::Approx(4 * efa.message_latency_s).epsilon(1e-3));
+  const topo::NetTransport v2 = topo::net_transport("efa400");
+  CHECK(chain("dgx-h100", "efa400", Protocol::simple) - chain("dgx-h100", "eth400", Protocol::simple) ==
+        doctest::Approx(4 * v2.message_latency_s).epsilon(1e-3));
+}

@@ -134,3 +134,65 @@ TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS a
   // PAT all_gather: the chunk times channels times 32 must fit the call.
   CHECK(nccl::chunk_bytes(two, Func::all_gather, Algo::pat, Protocol::simple, 1 * M, 1, 2 * M) == 64 * K);
 }
+
+TEST_CASE("on two nodes NCCL's search lets a tree's chain inside a node outrun its NICs (pass 2)") {
+  // 4 HDR NICs for 8 A100s: each ring leaves through one NIC at 24 GB/s. A tree sends each byte
+  // across nodes once where a ring sends it 2(N-1)/N times, so the search raises the tree's intra-
+  // node speed up to twice the inter-node one (48: 4 x 48 still fits NV12's 240 GB/s), and
+  // duplicates it; the cost model reads that speed on up to 2 nodes.
+  topo::PresetOptions o;
+  o.nodes = 2;
+  auto t = topo::make_preset("dgx-a100", o);
+  t.keep_nics_per_node(4);
+  const nccl::System s = nccl::describe(t, 16);
+  CHECK(s.ring.channels == 4);
+  CHECK(s.ring.bw_intra == doctest::Approx(24));
+  CHECK(s.tree.bw_inter * s.tree.channels == doctest::Approx(4 * 24));
+  CHECK(s.tree.bw_intra * s.tree.channels == doctest::Approx(4 * 48));
+  // A ring all_reduce puts 1.875 S through the NICs, a tree S: NCCL runs the tree for large calls.
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.nranks = 16;
+  spec.count = Bytes{1} << 28;
+  CHECK(nccl::choose(s, spec).algorithm == "tree");
+  // An NDR NIC per H100: the rings already fill the node's NVLink (8 x 45 of 370.8), so the tree
+  // gains nothing.
+  const nccl::System h = nccl::describe(topo::make_preset("dgx-h100", o), 16);
+  CHECK(h.tree.bw_intra == doctest::Approx(h.ring.bw_intra));
+  CHECK(h.tree.channels == h.ring.channels);
+}
+
+TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and reports 75 us to NCCL's model") {
+  topo::PresetOptions o;
+  o.nodes = 2;
+  o.nic = "efa100";
+  auto t = topo::make_preset("dgx-a100", o);
+  t.keep_nics_per_node(4);  // p4de.24xlarge: 4 x 100 Gb/s
+  const nccl::System s = nccl::describe(t, 16);
+  CHECK_FALSE(s.ll_enabled);
+  CHECK_FALSE(s.ll128_enabled);
+  CHECK(s.ring.latency_inter_us == doctest::Approx(75));
+  CHECK(s.tree.latency_inter_us == doctest::Approx(75));
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.nranks = 16;
+  spec.count = 2;
+  const nccl::Choice c = nccl::choose(s, spec);
+  CHECK(c.algorithm == "tree");
+  CHECK(c.protocol == Protocol::simple);
+  // Tree Simple: 8.4 + 2 x (7 NVLink hops x 4.0 + 1 level x (14 + 2 x 75)), the plugin's latency
+  // counted twice for Simple (nccl-model.md §3.5).
+  REQUIRE(c.estimate_us.has_value());
+  CHECK(*c.estimate_us == doctest::Approx(8.4 + 2 * (7 * 4.0 + 14 + 2 * 75)));
+  // One node never touches the network: its protocols stay open.
+  CHECK(nccl::describe(topo::make_preset("dgx-a100", o), 8).ll_enabled);
+  // p5's EFA v2 (aws-ofi-nccl's RDMA protocol) keeps LL and LL128.
+  o.nic = "efa400";
+  const nccl::System p5 = nccl::describe(topo::make_preset("dgx-h100", o), 16);
+  CHECK(p5.ll_enabled);
+  CHECK(p5.ll128_enabled);
+  CHECK(p5.nvls_graph.latency_inter_us == doctest::Approx(75));
+  // NCCL's own verbs transport adds nothing.
+  o.nic = "ndr";
+  CHECK(nccl::describe(topo::make_preset("dgx-h100", o), 16).ring.latency_inter_us == 0);
+}

@@ -400,3 +400,36 @@ TEST_CASE("gh200-quad: NV6 between every GPU pair, each GPU reaching its NIC thr
   CHECK(leaving.size() == 4);
   CHECK(returning.size() == 4);
 }
+
+TEST_CASE("network transports: EFA's from links.json, none for NCCL's verbs, mixed ones refused") {
+  const NetTransport efa = net_transport("efa100");
+  CHECK(efa.name == "efa-sendrecv");
+  CHECK_FALSE(efa.ll);
+  CHECK_FALSE(efa.ll128);
+  CHECK(efa.plugin_latency_us == doctest::Approx(75));
+  CHECK(efa.message_latency_s > 0);
+  CHECK(efa.flush_latency_s > 0);
+  const NetTransport v2 = net_transport("efa400");
+  CHECK(v2.ll);
+  CHECK(v2.ll128);
+  const NetTransport ib = net_transport("ndr");
+  CHECK(ib.name.empty());
+  CHECK(ib.message_latency_s == 0);
+  CHECK_THROWS_WITH_AS(net_transport("efa9"), doctest::Contains("no net generation \"efa9\""), Error);
+  PresetOptions o;
+  o.nodes = 2;
+  o.nic = "efa400";
+  Topology t = make_preset("dgx-h100", o);
+  CHECK(t.net_transport().name == "efa-rdma");
+  CHECK(make_preset("dgx-h100").net_transport().name.empty());  // one node: no network at all
+  // A second network generation with another transport: which one a message pays is undefined.
+  Device extra;
+  extra.kind = DeviceKind::nic;
+  extra.name = "extra-nic-a";
+  const DeviceId a = t.add_device(extra);
+  extra.name = "extra-nic-b";
+  extra.node = 1;
+  const DeviceId b = t.add_device(extra);
+  t.add_link(a, b, LinkKind::net, "ndr", 1);
+  CHECK_THROWS_WITH_AS(t.net_transport(), doctest::Contains("mixes network transports"), Error);
+}

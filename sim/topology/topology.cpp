@@ -36,16 +36,46 @@ std::string_view to_string(LinkKind kind) {
   return "?";
 }
 
-double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation) {
+namespace {
+
+const nlohmann::json& links_table() {
   static const nlohmann::json table = [] {
     for (const auto& f : embedded_configs())
       if (f.path == "links.json") return nlohmann::json::parse(f.content);
     throw Error("configs/links.json is missing from the build");
   }();
+  return table;
+}
+
+}  // namespace
+
+double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation) {
+  const nlohmann::json& table = links_table();
   const std::string section(to_string(kind));
   if (!table.contains(section) || !table[section].contains(generation))
     throw Error("configs/links.json: no " + section + " generation \"" + generation + "\"");
   return table[section][generation].at("lane_gbps").get<double>() * 1e9;
+}
+
+NetTransport net_transport(const std::string& generation) {
+  lane_bandwidth_bytes_per_s(LinkKind::net, generation);  // unknown generation: its error
+  const nlohmann::json& table = links_table();
+  const auto& gen = table["net"][generation];
+  NetTransport t;
+  if (!gen.contains("transport")) return t;
+  t.name = gen["transport"].get<std::string>();
+  if (!table.contains("transports") || !table["transports"].contains(t.name))
+    throw Error("configs/links.json: net generation \"" + generation + "\" names transport \"" + t.name +
+                "\", which \"transports\" does not describe");
+  const auto& tr = table["transports"][t.name];
+  const auto& protocols = tr.at("protocols");
+  auto allows = [&](const char* p) { return std::find(protocols.begin(), protocols.end(), p) != protocols.end(); };
+  t.ll = allows("ll");
+  t.ll128 = allows("ll128");
+  t.plugin_latency_us = tr.at("plugin_latency_us").get<double>();
+  t.message_latency_s = tr.at("message_latency_us").get<double>() * 1e-6;
+  t.flush_latency_s = tr.at("flush_latency_us").get<double>() * 1e-6;
+  return t;
 }
 
 DeviceId Topology::add_device(Device device) {
@@ -81,6 +111,24 @@ std::string Topology::gpu_arch() const {
     if (devices_[g].arch != arch)
       throw Error("topology " + name_ + " mixes GPU families (" + arch + ", " + devices_[g].arch + ")");
   return arch;
+}
+
+NetTransport Topology::net_transport() const {
+  std::optional<NetTransport> found;
+  std::string first;
+  for (const auto& l : links_) {
+    if (l.kind != LinkKind::net) continue;
+    NetTransport t = topo::net_transport(l.generation);
+    if (!found) {
+      found = t;
+      first = l.generation;
+    } else if (t.name != found->name) {
+      throw Error("topology " + name_ + " mixes network transports (" + first + ": " +
+                  (found->name.empty() ? "verbs" : found->name) + ", " + l.generation + ": " +
+                  (t.name.empty() ? "verbs" : t.name) + ")");
+    }
+  }
+  return found.value_or(NetTransport{});
 }
 
 void Topology::keep_gpus_per_node(int per_node) {

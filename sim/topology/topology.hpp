@@ -35,6 +35,23 @@ struct Link {
   std::size_t a = 0, b = 0;          // endpoint device ids; "forward" means a -> b
 };
 
+// What a network generation's transport (NCCL's net plugin and the NIC behind it) changes against
+// NCCL's own InfiniBand/RoCE verbs transport, whose costs the timing model's NET figures are
+// (configs/links.json "transports"). A generation without a transport changes nothing.
+struct NetTransport {
+  std::string name;               // empty: NCCL's own verbs transport
+  bool ll = true;                 // NCCL may run LL over it
+  bool ll128 = true;              // ... and LL128
+  double plugin_latency_us = 0;   // what the plugin reports as the network's latency: NCCL's
+                                  // cost model adds it to every inter-node step (latencyInter)
+  double message_latency_s = 0;   // each network message arrives this much later than NCCL's NET
+                                  // hop latency says
+  double flush_latency_s = 0;     // ...and a Simple message this much more on GPUs that flush
+                                  // received data before reading it (before Hopper)
+};
+// The transport of a network generation, from configs/links.json; Error for an unknown generation.
+NetTransport net_transport(const std::string& generation);
+
 using DeviceId = std::size_t;
 using LinkId = std::size_t;
 // Vertex = device id; edge property = link id (links live in Topology::links()).
@@ -89,6 +106,9 @@ class Topology {
   void keep_nics_per_node(int per_node);
   // The timing-model family of the GPUs ("hopper"); Error if they differ or there are none.
   std::string gpu_arch() const;
+  // The transport of the network joining the nodes (NetTransport{} without one); Error when
+  // its links mix transports.
+  NetTransport net_transport() const;
   // GPUs per node when every node has the same number (consecutive ranks share a node); Error
   // otherwise.
   int gpus_per_node() const;

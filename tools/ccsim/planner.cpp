@@ -125,8 +125,9 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
     if (fixed_proto) protos = {parse_protocol(selection_.protocol)};
     else if (simple_only(name)) protos = {Protocol::simple};
     else {
-      protos = {Protocol::ll, Protocol::simple};
-      if (system_.ll128_enabled) protos.insert(protos.begin() + 1, Protocol::ll128);
+      if (system_.ll_enabled) protos.push_back(Protocol::ll);
+      if (system_.ll128_enabled) protos.push_back(Protocol::ll128);
+      protos.push_back(Protocol::simple);
     }
     for (auto pr : protos) {
       int channels = std::max(1, system_.ring.channels);
