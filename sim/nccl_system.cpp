@@ -189,10 +189,9 @@ System describe(const topo::Topology& t, int nranks) {
   s.nodes = v.nodes;
   s.amd_cpu = has_amd_cpu(t);
   s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink;
-  // A net plugin that cannot promise the ordering LL and LL128 rely on forces NCCL_PROTO=simple.
   const topo::NetTransport transport = v.nodes > 1 ? t.net_transport() : topo::NetTransport{};
-  s.ll_enabled = transport.ll;
-  s.ll128_enabled = s.ll128_enabled && transport.ll128;
+  s.net_allows_ll = transport.ll;
+  s.net_allows_ll128 = transport.ll128;
   s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1;
   s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8;
   s.pat_allowed = v.ppn == 1 && v.nodes > 1;

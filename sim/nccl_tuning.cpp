@@ -136,8 +136,8 @@ bool serves(const Comm& c, Algo a, Protocol p) {
       break;
   }
   if (p != Protocol::simple && a != Algo::ring && a != Algo::tree) return false;
-  if (p == Protocol::ll && !s.ll_enabled) return false;
-  if (p == Protocol::ll128 && !s.ll128_enabled) return false;
+  if (p == Protocol::ll && !s.net_allows_ll) return false;
+  if (p == Protocol::ll128 && (!s.ll128_enabled || !s.net_allows_ll128)) return false;
   return graph_of(s, a).channels > 0;
 }
 

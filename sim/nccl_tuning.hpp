@@ -53,8 +53,12 @@ struct System {
   bool amd_cpu = false;         // AMD hosts: llMaxBw row 1 across nodes, 2 us net overhead (§3.2, §3.3)
   bool x86_cpu = true;          // false for ARM/POWER hosts: no Blackwell NVLSTree size correction
   bool power_cpu = false;       // POWER hosts: Tree/Simple PCI latency equals Ring's
-  bool ll_enabled = true;       // LL is allowed (a net plugin may force NCCL_PROTO=simple)
-  bool ll128_enabled = true;    // the LL128 conditions of §2 hold, and the network allows it
+  bool ll128_enabled = true;    // the LL128 conditions of §2 hold
+  // What the network's plugin leaves NCCL when the user sets no NCCL_PROTO: one that cannot
+  // promise the ordering LL and LL128 rely on sets NCCL_PROTO=simple itself (aws-ofi-nccl on
+  // first-generation EFA); a user's own NCCL_PROTO wins.
+  bool net_allows_ll = true;
+  bool net_allows_ll128 = true;
   bool collnet = false;         // a CollNet (SHARP) plugin is present and enabled
   bool collnet_ag_rs = false;   // ...and serves all_gather/reduce_scatter (iallgather/ireducescatter, 1 GPU per NIC)
   bool nvls = false;            // NVSwitch with multicast, SM90+

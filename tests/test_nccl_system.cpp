@@ -169,8 +169,8 @@ TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and 
   auto t = topo::make_preset("dgx-a100", o);
   t.keep_nics_per_node(4);  // p4de.24xlarge: 4 x 100 Gb/s
   const nccl::System s = nccl::describe(t, 16);
-  CHECK_FALSE(s.ll_enabled);
-  CHECK_FALSE(s.ll128_enabled);
+  CHECK_FALSE(s.net_allows_ll);
+  CHECK_FALSE(s.net_allows_ll128);
   CHECK(s.ring.latency_inter_us == doctest::Approx(75));
   CHECK(s.tree.latency_inter_us == doctest::Approx(75));
   CollectiveSpec spec;
@@ -185,12 +185,12 @@ TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and 
   REQUIRE(c.estimate_us.has_value());
   CHECK(*c.estimate_us == doctest::Approx(8.4 + 2 * (7 * 4.0 + 14 + 2 * 75)));
   // One node never touches the network: its protocols stay open.
-  CHECK(nccl::describe(topo::make_preset("dgx-a100", o), 8).ll_enabled);
+  CHECK(nccl::describe(topo::make_preset("dgx-a100", o), 8).net_allows_ll);
   // p5's EFA v2 (aws-ofi-nccl's RDMA protocol) keeps LL and LL128.
   o.nic = "efa400";
   const nccl::System p5 = nccl::describe(topo::make_preset("dgx-h100", o), 16);
-  CHECK(p5.ll_enabled);
-  CHECK(p5.ll128_enabled);
+  CHECK(p5.net_allows_ll);
+  CHECK(p5.net_allows_ll128);
   CHECK(p5.nvls_graph.latency_inter_us == doctest::Approx(75));
   // NCCL's own verbs transport adds nothing.
   o.nic = "ndr";

@@ -110,7 +110,15 @@ std::string summary(const Topology& t) {
   for (const auto& [k, n] : devices) out << " " << n << " " << k;
   out << "\nlinks:";
   for (const auto& [k, n] : links) out << " " << n << " " << k;
-  out << "\nNVLS: " << (t.has_nvls() ? "yes" : "no") << ", SHARP: " << (t.has_sharp() ? "yes" : "no") << "\n\n";
+  out << "\nNVLS: " << (t.has_nvls() ? "yes" : "no") << ", SHARP: " << (t.has_sharp() ? "yes" : "no") << "\n";
+  const NetTransport net = t.net_transport();
+  if (!net.name.empty()) {
+    out << "network transport: " << net.name << " (protocols without NCCL_PROTO: "
+        << (net.ll ? "ll " : "") << (net.ll128 ? "ll128 " : "") << "simple; NCCL's model is told "
+        << net.plugin_latency_us << " us; each message +" << net.message_latency_s * 1e6
+        << " us, a Simple one on a GPU before Hopper +" << net.flush_latency_s * 1e6 << " us more)\n";
+  }
+  out << "\n";
   out << path_matrix(t, 0);
   return out.str();
 }

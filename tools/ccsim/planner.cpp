@@ -28,7 +28,11 @@ Planner::Planner(const topo::Topology& topology, const Model& model, int nranks,
     : topology_(topology), model_(model), nranks_(nranks), selection_(std::move(selection)),
       system_(nccl::describe(topology, nranks)) {
   if (selection_.algorithm != "auto") algo::find_algorithm(selection_.algorithm);
-  if (selection_.protocol != "auto") parse_protocol(selection_.protocol);
+  if (selection_.protocol != "auto") {
+    parse_protocol(selection_.protocol);
+    // A user's NCCL_PROTO wins over the one a net plugin sets when there is none (aws-ofi-nccl).
+    system_.net_allows_ll = system_.net_allows_ll128 = true;
+  }
   if (selection_.mode != "nccl" && selection_.mode != "fastest")
     throw Error("unknown selection \"" + selection_.mode + "\" (expected nccl or fastest)");
   if (selection_.channels && *selection_.channels < 1)
@@ -125,8 +129,8 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
     if (fixed_proto) protos = {parse_protocol(selection_.protocol)};
     else if (simple_only(name)) protos = {Protocol::simple};
     else {
-      if (system_.ll_enabled) protos.push_back(Protocol::ll);
-      if (system_.ll128_enabled) protos.push_back(Protocol::ll128);
+      if (system_.net_allows_ll) protos.push_back(Protocol::ll);
+      if (system_.ll128_enabled && system_.net_allows_ll128) protos.push_back(Protocol::ll128);
       protos.push_back(Protocol::simple);
     }
     for (auto pr : protos) {
