@@ -47,20 +47,23 @@ const nlohmann::json& links_table() {
   return table;
 }
 
-}  // namespace
-
-double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation) {
+const nlohmann::json& generation_entry(LinkKind kind, const std::string& generation) {
   const nlohmann::json& table = links_table();
   const std::string section(to_string(kind));
   if (!table.contains(section) || !table[section].contains(generation))
     throw Error("configs/links.json: no " + section + " generation \"" + generation + "\"");
-  return table[section][generation].at("lane_gbps").get<double>() * 1e9;
+  return table[section][generation];
+}
+
+}  // namespace
+
+double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation) {
+  return generation_entry(kind, generation).at("lane_gbps").get<double>() * 1e9;
 }
 
 NetTransport net_transport(const std::string& generation) {
-  lane_bandwidth_bytes_per_s(LinkKind::net, generation);  // unknown generation: its error
+  const nlohmann::json& gen = generation_entry(LinkKind::net, generation);
   const nlohmann::json& table = links_table();
-  const auto& gen = table["net"][generation];
   NetTransport t;
   if (!gen.contains("transport")) return t;
   t.name = gen["transport"].get<std::string>();
@@ -117,7 +120,7 @@ NetTransport Topology::net_transport() const {
   std::optional<NetTransport> found;
   std::string first;
   for (const auto& l : links_) {
-    if (l.kind != LinkKind::net) continue;
+    if (l.kind != LinkKind::net || (found && l.generation == first)) continue;
     NetTransport t = topo::net_transport(l.generation);
     if (!found) {
       found = t;
