@@ -8,6 +8,7 @@
 #include <fstream>
 #include <istream>
 #include <limits>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -223,6 +224,7 @@ bool placement_banner(const Tokens& t) {
 
 struct DeviceLine {
   int rank = 0;
+  std::string host;  // empty when the line names none
   std::string model;
 };
 
@@ -237,7 +239,9 @@ std::optional<DeviceLine> device_line(std::string_view body, const Tokens& t) {
   const std::string_view bus = device[2];
   if (!parse_unsigned(device[1]) || !bus.starts_with('[') || !bus.ends_with(']')) return std::nullopt;
   const std::size_t model_at = static_cast<std::size_t>(bus.data() + bus.size() - body.data());
-  return DeviceLine{static_cast<int>(*rank), std::string(trim(body.substr(model_at)))};
+  const auto on = std::find(t.begin(), device, "on");
+  const std::string host = on != device && on + 2 == device ? std::string(on[1]) : std::string();
+  return DeviceLine{static_cast<int>(*rank), host, std::string(trim(body.substr(model_at)))};
 }
 
 // "2.26.6": digits, dot, digits, dot, digits.
@@ -372,6 +376,7 @@ class LogParser {
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
     decide_collective();
     decide_ranks();
+    decide_ranks_per_host();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
     return std::move(log_);
   }
@@ -402,6 +407,9 @@ class LogParser {
     }
     if (const auto device = device_line(body, tokens)) {
       device_ranks_.insert(device->rank);
+      if (!device->host.empty()) host_ranks_[device->host].insert(device->rank);
+      if (!device->host.empty() && std::find(log_.hosts.begin(), log_.hosts.end(), device->host) == log_.hosts.end())
+        log_.hosts.push_back(device->host);
       if (std::find(gpus_.begin(), gpus_.end(), device->model) == gpus_.end()) gpus_.push_back(device->model);
       return true;
     }
@@ -668,6 +676,17 @@ class LogParser {
     note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);
   }
 
+  void decide_ranks_per_host() {
+    if (host_ranks_.empty() || !log_.ranks) return;
+    const std::size_t k = host_ranks_.begin()->second.size();
+    std::size_t listed = 0;
+    for (const auto& [host, ranks] : host_ranks_) {
+      if (ranks.size() != k) return;
+      listed += ranks.size();
+    }
+    if (static_cast<int>(listed) == *log_.ranks) log_.ranks_per_host = static_cast<int>(k);
+  }
+
   void note_rank_clash(const std::string& devices_say, RankRange ratio) {
     log_.notes.push_back("device lines " + devices_say + " but busbw/algbw fits " + describe(ratio));
   }
@@ -687,6 +706,7 @@ class LogParser {
   bool command_names_binary_ = false;
   std::optional<CollectiveKind> command_collective_, banner_collective_;
   std::set<int> device_ranks_;
+  std::map<std::string, std::set<int>> host_ranks_;
   std::vector<std::string> gpus_;
   std::vector<BandwidthSample> samples_;
 };

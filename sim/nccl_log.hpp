@@ -58,6 +58,11 @@ struct NcclLog {
   std::optional<int> ranks;
   std::string ranks_source;  // "device lines" | "highest device rank" | "busbw/algbw ratio" | ""
   std::string gpu;           // from the device lines, e.g. "NVIDIA H100 80GB HBM3"; distinct models joined by ", "
+  // Hosts of the device lines ("... on <host> device ..."), in the order first listed, and the
+  // ranks each lists when every host lists the same number and the lines cover every rank:
+  // the run's nodes and GPUs per node.
+  std::vector<std::string> hosts;
+  std::optional<int> ranks_per_host;
   std::string command;       // the command line, shell prompt removed and continuation lines joined
   // GPUs one host thread drives (nccl-tests -g): from the "nThread T nGpus G" header, else the
   // command's -g/--ngpus. One thread issues each call to its G GPUs in turn, so the host's issue

@@ -293,6 +293,31 @@ TEST_CASE("nccl log: device lines that show only some ranks") {
                             "#   Rank  1 Pid  62653 on ip-172-31-16-64 device  1 [0x00] Tesla V100-SXM2-32GB\n");
   CHECK(old.ranks == 2);
   CHECK(old.gpu == "Tesla V100-SXM2-32GB");
+  CHECK(old.hosts == std::vector<std::string>{"ip-172-31-16-64"});
+  CHECK(old.ranks_per_host == 2);
+  // Ranks 0, 7, 8, 15 of 16 on one host: not every rank is listed, so no count per host.
+  CHECK(shown.hosts == std::vector<std::string>{"host"});
+  CHECK_FALSE(shown.ranks_per_host);
+}
+
+TEST_CASE("nccl log: the hosts of the device lines give the nodes and the GPUs of each") {
+  auto device = [](int rank, const std::string& host) {
+    return "#  Rank " + std::to_string(rank) + " Group  0 Pid  100 on " + host + " device  " + std::to_string(rank % 2) +
+           " [0x1b] NVIDIA H100 80GB HBM3\n";
+  };
+  const std::string rows =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    40.00   26.21   39.32       0    40.00   26.21   39.32       0\n";
+  const NcclLog two = parse(device(0, "dgx-06") + device(1, "dgx-06") + device(2, "dgx-07") + device(3, "dgx-07") + rows,
+                            "x-allreduce-1.log");
+  CHECK(two.ranks == 4);
+  CHECK(two.hosts == std::vector<std::string>{"dgx-06", "dgx-07"});
+  CHECK(two.ranks_per_host == 2);
+  // Hosts that list different numbers of ranks: no count per host.
+  const NcclLog uneven = parse(device(0, "a") + device(1, "a") + device(2, "b") + "#  Rank  3 Group  0 Pid  100 on a device  3 [0x1b] NVIDIA H100 80GB HBM3\n" + rows,
+                               "x-allreduce-1.log");
+  CHECK(uneven.hosts.size() == 2);
+  CHECK_FALSE(uneven.ranks_per_host);
 }
 
 TEST_CASE("nccl log: the collective comes from the command, then the banner, then the file name") {

@@ -433,3 +433,58 @@ TEST_CASE("network transports: EFA's from links.json, none for NCCL's verbs, mix
   t.add_link(a, b, LinkKind::net, "ndr", 1);
   CHECK_THROWS_WITH_AS(t.net_transport(), doctest::Contains("mixes network transports"), Error);
 }
+
+#include "sim/topology/gpu_models.hpp"
+
+TEST_CASE("GPU names from device lines: compute capability, model family and the preset they come in") {
+  struct Case {
+    const char* name;
+    int sm;
+    const char* family;
+    const char* preset;
+  };
+  const Case cases[] = {
+      {"NVIDIA H100 80GB HBM3", 90, "hopper", "dgx-h100"},
+      {"NVIDIA H100 NVL", 90, "hopper", ""},
+      {"NVIDIA H100 PCIe", 90, "hopper", ""},
+      {"NVIDIA H200", 90, "h200", "dgx-h200"},
+      {"NVIDIA GH200 120GB", 90, "hopper", "gh200-quad"},
+      {"NVIDIA H800", 90, "hopper", "hgx-h800"},
+      {"NVIDIA H20", 90, "hopper", ""},
+      {"A100-SXM4-40GB", 80, "ampere", "dgx-a100"},
+      {"NVIDIA A100 80GB PCIe", 80, "ampere", ""},
+      {"NVIDIA A100-PCIE-40GB", 80, "ampere", ""},
+      {"Tesla V100-SXM2-16GB", 70, "volta", "dgx1-v100"},
+      {"Tesla V100-SXM3-32GB", 70, "volta", "dgx2-v100"},
+      {"Tesla V100-PCIE-32GB", 70, "volta", ""},
+      {"NVIDIA B200", 100, "blackwell", "hgx-b200"},
+      {"NVIDIA GB200", 100, "blackwell", "gb200-nvl72"},
+      {"NVIDIA GB10", 121, "blackwell", ""},
+      {"NVIDIA L40S", 89, "ampere", ""},
+      {"NVIDIA GeForce RTX 4090", 89, "ampere", ""},
+      {"NVIDIA GeForce RTX 5090", 120, "blackwell", ""},
+      {"NVIDIA GeForce RTX 2080 Ti", 75, "volta", ""},
+      {"NVIDIA GeForce RTX 3090", 86, "ampere", ""},
+      {"NVIDIA RTX 6000 Ada Generation", 89, "ampere", ""},
+      {"NVIDIA RTX A6000", 86, "ampere", ""},
+      {"Quadro RTX 6000", 75, "volta", ""},
+      {"NVIDIA RTX 6000D", 120, "blackwell", ""},
+      {"Tesla T4", 75, "volta", ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const auto gpu = ccsim::topo::identify_gpu(c.name);
+    REQUIRE(gpu);
+    CHECK(gpu->sm == c.sm);
+    CHECK(gpu->family == c.family);
+    CHECK(gpu->preset == c.preset);
+  }
+  // Every preset named is one ccsim has.
+  for (const Case& c : cases)
+    if (*c.preset) CHECK_NOTHROW(ccsim::topo::make_preset(c.preset));
+  CHECK_FALSE(ccsim::topo::identify_gpu("NVIDIA Graphics Device"));
+  CHECK_FALSE(ccsim::topo::identify_gpu(""));
+  CHECK(ccsim::topo::family_of_sm(75) == "volta");
+  CHECK(ccsim::topo::family_of_sm(89) == "ampere");
+  CHECK(ccsim::topo::family_of_sm(103) == "blackwell");
+}

@@ -8,6 +8,7 @@
 #include <pugixml.hpp>
 
 #include "sim/error.hpp"
+#include "sim/topology/gpu_models.hpp"
 
 namespace ccsim::topo {
 
@@ -15,13 +16,6 @@ namespace {
 
 int line_of(const std::string& text, std::ptrdiff_t offset) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + std::min<std::ptrdiff_t>(offset, static_cast<std::ptrdiff_t>(text.size())), '\n'));
-}
-
-std::string arch_of_sm(int sm) {
-  if (sm >= 100) return "blackwell";
-  if (sm >= 90) return "hopper";
-  if (sm >= 80) return "ampere";
-  return "volta";
 }
 
 std::string nvlink_generation_of_sm(int sm) {
@@ -88,7 +82,7 @@ struct Builder {
       const auto gpu = pci.child("gpu");
       const int sm = gpu ? gpu.attribute("sm").as_int(0) : 0;
       max_sm = std::max(max_sm, sm);
-      std::string arch = sm > 0 ? arch_of_sm(sm) : options.arch;
+      std::string arch = sm > 0 ? family_of_sm(sm) : options.arch;
       if (arch.empty()) fail(pci, "GPU " + bus + " has no sm attribute: give the GPU family (--arch)");
       const DeviceId id = t.add_device({"gpu@" + bus, DeviceKind::gpu, 0, arch, false});
       link_up(id, parent, pci);

@@ -325,6 +325,12 @@ const std::vector<Preset>& registry() {
         "pair, each GPU on its own Grace by NVLink-C2C, one 200G Slingshot-11 NIC per Grace on PCIe Gen4 x16",
         false, true},
        networked("gh200-quad", "ss11", add_gh200_quad_node)},
+      {{"pcie-gen3-8gpu",
+        "8 PCIe Gen3 GPUs of the Volta/Turing era (V100 PCIe, T4, RTX 20xx: NCCL's Volta tables, below SM 80), "
+        "no NVLink: 4 PCIe Gen3 switches with 2 GPUs and one 100G EDR NIC each, 2 sockets (UPI)",
+        false, true},
+       networked("pcie-gen3-8gpu", "edr",
+                 [](Topology& t, int n, int ns) { return add_pcie_tree(t, n, ns, add_gpus(t, n, ns, 8, "volta"), 4, 1, "3", "upi-skl"); })},
       {{"pcie-gen4-8gpu",
         "8 A100 PCIe, no NVLink: 4 PCIe Gen4 switches with 2 GPUs and one 200G HDR NIC each, 2 sockets (UPI)",
         false, true},

@@ -61,6 +61,7 @@ struct LogResult {
   int iters = kNcclTestsIters;
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   std::string topology, model;
+  std::string machine_from_log;  // PreparedLog::machine_from_log
   std::vector<RowResult> rows;
 };
 
@@ -106,13 +107,14 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;
-  out.c = c;
+  out.c = prepared.c;
   out.collective = std::string(to_string(*prepared.log.collective));
   out.ranks = ranks;
   out.gpus_per_thread = prepared.gpus_per_thread;
   out.iters = prepared.iters;
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
+  out.machine_from_log = prepared.machine_from_log;
   out.model = model.name();
   std::size_t done = 0;
   for (const auto& call : prepared.calls) {
@@ -159,6 +161,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << r.model << "), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
+  if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
   if (!a.quiet) {
     o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";
@@ -220,7 +223,7 @@ int run_accuracy(const AccuracyArgs& a) {
     for (const auto& x : r.rows) {
       t.add(x);
       overall.add(x);
-      by_class[c.system_class].add(x);
+      by_class[r.c.system_class].add(x);
       by_set[c.set].add(x);
       char decade[32];
       const int d = static_cast<int>(std::floor(std::log10(static_cast<double>(x.size))));
@@ -228,7 +231,7 @@ int run_accuracy(const AccuracyArgs& a) {
       by_decade[decade].add(x);
       if (x.size >= kLarge) {
         large.add(x);
-        by_class_large[c.system_class].add(x);
+        by_class_large[r.c.system_class].add(x);
       }
     }
     std::cout << std::filesystem::path(c.log).filename().string() << ": " << t.text(baseline) << "\n\n";
@@ -245,7 +248,7 @@ int run_accuracy(const AccuracyArgs& a) {
       }
       rows.push_back(jr);
     }
-    json.push_back({{"log", c.log}, {"class", c.system_class}, {"set", c.set}, {"collective", r.collective},
+    json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
                     {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"rows", rows}});
   }
   if (cases.size() > 1) {
@@ -294,6 +297,7 @@ Runner add_accuracy(CLI::App& app) {
       "per size, per log and overall");
   cmd->add_option("logs", args->logs, "nccl-tests output files (all use --topo and --nodes)");
   add_topology_options(cmd, args->topology);
+  say_machine_from_log(cmd);
   cmd->add_option("--map", args->map_file,
                   "JSON file naming, for each log, the topology that describes its system "
                   "(tests/data/measured-map.json); runs every healthy entry not marked slow");

@@ -389,6 +389,10 @@ int run_calibrate(const CalibrateArgs& a) {
   if (e.holdout_n) std::cout << ", " << e.holdout_n << " held out";
   std::cout << "; " << evaluator.simulations() << " simulations; solver: " << std::max<std::size_t>(summary.iterations.size(), 1) - 1
             << " iterations, " << ceres::TerminationTypeToString(summary.termination_type) << "\n";
+  for (const auto& l : logs)
+    if (!l.machine_from_log.empty())
+      std::cout << "#   " << std::filesystem::path(l.c.log).filename().string() << ": " << l.topology.name()
+                << ", machine: " << l.machine_from_log << "\n";
   std::cout << "#   parameter                             prior      fitted     +-1 sigma   scale   sensitivity\n";
   const Model fitted = evaluator.model_at(theta.data(), "fitted");
   for (const auto& u : unknowns) {
@@ -472,6 +476,7 @@ Runner add_calibrate(CLI::App& app) {
       "calibrate", "Fit the timing model to measured nccl-tests logs of one system (robust least squares, Ceres)");
   cmd->add_option("logs", a->logs, "nccl-tests output files of one system (all use --topo, --nodes, ...)");
   add_topology_options(cmd, a->topology);
+  say_machine_from_log(cmd);
   cmd->add_option("--map", a->map_file, "Map file naming each log's machine (tests/data/measured-map.json)");
   cmd->add_option("--only", a->only, "With --map: the logs whose path contains this text");
   cmd->add_flag("--all", a->all, "With --map: accept runs flagged unhealthy");

@@ -10,6 +10,8 @@
 #include "sim/error.hpp"
 #include "sim/model.hpp"
 #include "sim/text_file.hpp"
+#include "sim/topology/gpu_models.hpp"
+#include "sim/topology/json_io.hpp"
 
 namespace ccsim::cli {
 
@@ -50,6 +52,7 @@ std::vector<LogCase> read_map(const std::string& file) {
     LogCase c;
     c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
     c.topology.name = need(e, "topo", where, is_string, "a preset or topology file").get<std::string>();
+    c.topology.name_given = c.topology.nodes_given = true;  // a map entry says all: nothing from the log
     c.system_class = need(e, "class", where, is_string, "a system class").get<std::string>();
     if (e.contains("nodes")) c.topology.preset.nodes = need(e, "nodes", where, is_int, "an integer").get<int>();
     if (e.contains("gpus_per_node"))
@@ -112,6 +115,79 @@ LogCase log_case(const std::string& log, const TopologyArgs& topology, const std
   return c;
 }
 
+namespace {
+
+// The one GPU model the device lines name, when ccsim knows it.
+std::optional<topo::GpuModel> logged_gpu(const NcclLog& log) {
+  if (log.gpu.empty() || log.gpu.find(", ") != std::string::npos) return std::nullopt;
+  return topo::identify_gpu(log.gpu);
+}
+
+int gpus_per_node_of(const std::string& preset) {
+  return topo::resolve_topology(preset, {}).gpus_per_node();
+}
+
+// A node of this machine spans several hosts: a GB200 NVL72 rack is one NVLink domain of 18 trays.
+bool rack_scale(const std::string& machine, const NcclLog& log) {
+  const auto gpu = logged_gpu(log);
+  return machine == "gb200-nvl72" || (gpu && gpu->preset == "gb200-nvl72");
+}
+
+// The nodes the log's hosts make: one per host, but racks of a rack-scale machine; device lines
+// that show only some ranks may name only some hosts, so at least as many as the ranks need.
+int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
+  const int ranks = log.ranks.value_or(0);
+  const int needed = std::max(1, (ranks + node_gpus - 1) / node_gpus);
+  if (racks) return needed;
+  const int hosts = static_cast<int>(log.hosts.size());
+  return log.ranks_per_host ? hosts : std::max(hosts, needed);
+}
+
+// The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
+// the GPUs each host lists. Error, saying what to pass, where they do not tell.
+TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, const std::string& path, std::string& how) {
+  const std::string name_it = ": name the machine with --topo (`ccsim topo list`, or a JSON file)";
+  if (log.gpu.empty()) throw Error(path + ": the log has no device lines to tell its machine by" + name_it);
+  const auto gpu = logged_gpu(log);
+  if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
+  if (gpu->preset.empty())
+    throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
+                "), which no preset describes (PCIe cards come in many layouts)" + name_it);
+  TopologyArgs m = given;
+  m.name = gpu->preset;
+  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
+  if (m.name == "dgx1-v100" && per_host > 0 && per_host <= 4) m.name = "v100-sxm2-4gpu";
+  const int node_gpus = gpus_per_node_of(m.name);
+  const int ranks = log.ranks.value_or(0);
+  const bool racks = rack_scale(m.name, log);
+  if (!m.nodes_given) {
+    if (log.hosts.size() <= 1 && !racks && ranks > node_gpus)
+      throw Error(path + ": its " + std::to_string(ranks) + " ranks need more than one " + m.name +
+                  " node and its device lines name no hosts: give --nodes (or --topo)");
+    m.preset.nodes = nodes_of_hosts(log, node_gpus, racks);
+  }
+  how = m.name + ", from the device lines' " + gpu->name + " GPUs";
+  if (m.preset.nodes > 1)
+    how += racks ? " (" + std::to_string(m.preset.nodes) + " racks of " + std::to_string(node_gpus) + ")"
+                 : " on " + std::to_string(m.preset.nodes) + " hosts";
+  return m;
+}
+
+// The log's GPUs against the machine they are simulated on: a family that differs (a B200 log on
+// an H100 preset) times the wrong links and kernels, which a user should hear about.
+void warn_if_other_gpu(const PreparedLog& p) {
+  const auto gpu = logged_gpu(p.log);
+  if (!gpu) return;
+  const std::string arch = p.topology.gpu_arch();
+  if (gpu->family == arch) return;
+  std::cerr << "ccsim: warning: " << p.c.log << ": its GPUs are " << gpu->name << " (SM " << gpu->sm << ", "
+            << gpu->family << "), topology " << p.topology.name() << " has " << arch
+            << " GPUs: the simulation times those" << (gpu->preset.empty() ? "" : " (" + gpu->preset + " has " + gpu->name + " GPUs)")
+            << "\n";
+}
+
+}  // namespace
+
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size) {
   PreparedLog p;
   p.c = c;
@@ -119,7 +195,38 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   for (const auto& problem : p.log.problems)
     std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
   if (!p.log.collective) throw Error(c.log + ": cannot tell which collective it measured");
-  p.topology = build_topology(c.topology);
+  TopologyArgs machine = c.topology;
+  if (!machine.name_given) {
+    machine = machine_from_log(p.log, c.topology, c.log, p.machine_from_log);
+    p.c.topology = machine;
+    if (p.c.system_class == c.topology.name) p.c.system_class = machine.name;
+  } else if (!machine.nodes_given && p.log.hosts.size() > 1 && machine.preset.nodes == 1) {
+    const int hosts = static_cast<int>(p.log.hosts.size());
+    const int node_gpus = build_topology(machine).gpus_per_node();
+    const bool racks = rack_scale(machine.name, p.log);
+    if (p.log.ranks.value_or(0) > node_gpus) {
+      machine.preset.nodes = nodes_of_hosts(p.log, node_gpus, racks);
+      p.c.topology = machine;
+      p.machine_from_log = std::to_string(machine.preset.nodes) +
+                           (racks ? " nodes, as many as the ranks need" : " nodes, one per host of the device lines");
+    } else if (!racks) {
+      // The ranks fit one node: they may share one NVLink domain across hosts (a GB200 rack's
+      // trays), or be that many machines; only the user knows.
+      std::cerr << "ccsim: warning: " << c.log << ": the device lines list " << hosts << " hosts; simulated as one "
+                << machine.name << " node (pass --nodes " << hosts << " if each host is a node of its own)\n";
+    }
+  }
+  p.topology = build_topology(machine);
+  const int node_gpus = p.topology.gpus_per_node();
+  const int nodes = static_cast<int>(p.topology.gpu_count()) / node_gpus;
+  if (!machine.gpus_per_node && p.log.ranks_per_host && nodes > 1 && *p.log.ranks_per_host < node_gpus &&
+      nodes * *p.log.ranks_per_host == p.log.ranks.value_or(0)) {
+    // As many GPUs of each node as each host lists (a job on part of every node).
+    machine.gpus_per_node = *p.log.ranks_per_host;
+    p.c.topology = machine;
+    p.topology = build_topology(machine);
+  }
+  warn_if_other_gpu(p);
   const int gpus = static_cast<int>(p.topology.gpu_count());
   p.ranks = p.log.ranks.value_or(gpus);
   if (p.ranks > gpus || (p.ranks < gpus && p.topology.gpus_per_node() < gpus))

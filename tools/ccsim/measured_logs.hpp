@@ -59,6 +59,9 @@ struct PreparedLog {
   LogCase c;
   NcclLog log;
   topo::Topology topology;
+  // What the log's device lines decided of the machine (the preset, its nodes, GPUs per node) where
+  // the command or map did not; empty when they decided nothing.
+  std::string machine_from_log;
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
   int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say

@@ -5,9 +5,13 @@
 namespace ccsim::cli {
 
 void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
-  cmd->add_option("--topo", a.name, "Preset (`ccsim topo list`), a shipped topology, or a JSON file")->capture_default_str();
+  cmd->add_option("--topo", a.name, "Preset (`ccsim topo list`), a shipped topology, or a JSON file")
+      ->capture_default_str()
+      ->each([&a](const std::string&) { a.name_given = true; });
   cmd->add_option("--gpus", a.preset.gpus, "GPU count of a sized preset such as nvswitch-flat");
-  cmd->add_option("--nodes", a.preset.nodes, "Nodes of a networked preset, joined by the fabric")->capture_default_str();
+  cmd->add_option("--nodes", a.preset.nodes, "Nodes of a networked preset, joined by the fabric")
+      ->capture_default_str()
+      ->each([&a](const std::string&) { a.nodes_given = true; });
   cmd->add_option("--fabric", a.preset.fabric, "rail (one leaf per NIC index), fat-tree, fat-tree-3")->capture_default_str();
   cmd->add_option("--nic", a.preset.nic, "Network generation: edr hdr ndr xdr eth100 eth200 eth400 eth800 ss11 (Slingshot-11) efa100 efa400 (AWS EFA) (default: the preset's)");
   cmd->add_option("--spines", a.preset.spines, "Fat tree: spine (top-tier) switches")->capture_default_str();
@@ -22,6 +26,21 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
                   "Keep only K of each node's NICs, spread over its GPUs (a machine cabled with fewer NICs than "
                   "the preset, e.g. 4 HDR on a DGX A100-like node)");
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
+}
+
+void say_machine_from_log(CLI::App* cmd) {
+  cmd->get_option("--topo")
+      ->default_str("")
+      ->description("Preset (`ccsim topo list`), a shipped topology, or a JSON file (default: the preset the GPU of "
+                    "the log's device lines comes in, e.g. hgx-b200 for B200, dgx-h100 for H100 SXM; an error for "
+                    "PCIe cards)");
+  cmd->get_option("--nodes")
+      ->default_str("")
+      ->description("Nodes of a networked preset, joined by the fabric (default: one per host the log's device lines "
+                    "name, where its ranks need more than one node or --topo is not given; else 1)");
+  cmd->get_option("--gpus-per-node")
+      ->description("Use only the first K GPUs of every node (default on several nodes: the ranks each host of the "
+                    "log's device lines lists)");
 }
 
 topo::Topology build_topology(const TopologyArgs& a) {

@@ -15,9 +15,16 @@ struct TopologyArgs {
   topo::PresetOptions preset;
   std::optional<int> gpus_per_node;  // use only the first K GPUs of each node
   std::optional<int> nics_per_node;  // keep only K NICs per node, spread over its ranks
+  // Whether the command line named the machine and its node count; where it did not, a measured
+  // log's device lines may (accuracy, calibrate).
+  bool name_given = false;
+  bool nodes_given = false;
 };
 
 void add_topology_options(CLI::App* cmd, TopologyArgs& args);
+// For commands that read nccl-tests logs: --topo, --nodes and --gpus-per-node say that the log's
+// device lines decide them when they are not given.
+void say_machine_from_log(CLI::App* cmd);
 topo::Topology build_topology(const TopologyArgs& args);
 
 }  // namespace ccsim::cli
