@@ -488,3 +488,25 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
   CHECK(ccsim::topo::family_of_sm(89) == "ampere");
   CHECK(ccsim::topo::family_of_sm(103) == "blackwell");
 }
+
+TEST_CASE("pcie-gen3-8gpu: Volta-family GPUs on PCIe Gen3 x16, no NVLink, EDR NICs") {
+  ccsim::topo::PresetOptions two;
+  two.nodes = 2;
+  const ccsim::topo::Topology t = ccsim::topo::make_preset("pcie-gen3-8gpu", two);
+  CHECK(t.gpu_arch() == "volta");
+  CHECK(t.gpu_count() == 16);
+  int pcie = 0, net = 0;
+  for (const auto& l : t.links()) {
+    CHECK(l.kind != ccsim::topo::LinkKind::nvlink);
+    if (l.kind == ccsim::topo::LinkKind::pcie) {
+      ++pcie;
+      CHECK(l.generation == "3");
+    }
+    if (l.kind == ccsim::topo::LinkKind::net) {
+      ++net;
+      CHECK(l.generation == "edr");
+    }
+  }
+  CHECK(pcie > 0);
+  CHECK(net > 0);
+}
