@@ -407,9 +407,11 @@ class LogParser {
     }
     if (const auto device = device_line(body, tokens)) {
       device_ranks_.insert(device->rank);
-      if (!device->host.empty()) host_ranks_[device->host].insert(device->rank);
-      if (!device->host.empty() && std::find(log_.hosts.begin(), log_.hosts.end(), device->host) == log_.hosts.end())
-        log_.hosts.push_back(device->host);
+      if (!device->host.empty()) {
+        auto& ranks = host_ranks_[device->host];
+        if (ranks.empty()) log_.hosts.push_back(device->host);
+        ranks.insert(device->rank);
+      }
       if (std::find(gpus_.begin(), gpus_.end(), device->model) == gpus_.end()) gpus_.push_back(device->model);
       return true;
     }

@@ -198,17 +198,18 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   TopologyArgs machine = c.topology;
   if (!machine.name_given) {
     machine = machine_from_log(p.log, c.topology, c.log, p.machine_from_log);
-    p.c.topology = machine;
     if (p.c.system_class == c.topology.name) p.c.system_class = machine.name;
-  } else if (!machine.nodes_given && p.log.hosts.size() > 1 && machine.preset.nodes == 1) {
+  }
+  p.topology = build_topology(machine);
+  const int node_gpus = p.topology.gpus_per_node();
+  if (!machine.nodes_given && p.log.hosts.size() > 1 && machine.preset.nodes == 1) {
     const int hosts = static_cast<int>(p.log.hosts.size());
-    const int node_gpus = build_topology(machine).gpus_per_node();
     const bool racks = rack_scale(machine.name, p.log);
     if (p.log.ranks.value_or(0) > node_gpus) {
       machine.preset.nodes = nodes_of_hosts(p.log, node_gpus, racks);
-      p.c.topology = machine;
       p.machine_from_log = std::to_string(machine.preset.nodes) +
                            (racks ? " nodes, as many as the ranks need" : " nodes, one per host of the device lines");
+      p.topology = build_topology(machine);
     } else if (!racks) {
       // The ranks fit one node: they may share one NVLink domain across hosts (a GB200 rack's
       // trays), or be that many machines; only the user knows.
@@ -216,16 +217,14 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
                 << machine.name << " node (pass --nodes " << hosts << " if each host is a node of its own)\n";
     }
   }
-  p.topology = build_topology(machine);
-  const int node_gpus = p.topology.gpus_per_node();
   const int nodes = static_cast<int>(p.topology.gpu_count()) / node_gpus;
   if (!machine.gpus_per_node && p.log.ranks_per_host && nodes > 1 && *p.log.ranks_per_host < node_gpus &&
       nodes * *p.log.ranks_per_host == p.log.ranks.value_or(0)) {
     // As many GPUs of each node as each host lists (a job on part of every node).
     machine.gpus_per_node = *p.log.ranks_per_host;
-    p.c.topology = machine;
     p.topology = build_topology(machine);
   }
+  p.c.topology = machine;
   warn_if_other_gpu(p);
   const int gpus = static_cast<int>(p.topology.gpu_count());
   p.ranks = p.log.ranks.value_or(gpus);
