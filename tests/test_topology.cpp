@@ -372,6 +372,22 @@ TEST_CASE("rings on a uniform NVLink mesh spread the channels over every link") 
   CHECK(sw[1] == std::vector<int>{1, 2, 3, 4, 5, 6, 7, 0});
 }
 
+TEST_CASE("dgx-spark: one GB10 per node reaching its 200G NIC over C2C and PCIe Gen5 x8, never through a PCIe root") {
+  PresetOptions o;
+  o.nodes = 2;
+  const Topology t = make_preset("dgx-spark", o);
+  CHECK(t.gpu_count() == 2);
+  CHECK(t.gpus_per_node() == 1);
+  CHECK(t.gpu_arch() == "gb10");
+  CHECK(route_names(t, 0, 1) == std::vector<std::string>{"n0.cpu0", "n0.nic0", "leaf0", "n1.nic0", "n1.cpu0", "n1.gpu0"});
+  const Route r = t.route(0, 1);
+  CHECK_FALSE(r.via_cpu);
+  // The narrowest hop is the 200G port; the NIC's PCIe, two Gen5 x4 functions, carries 31.5 GB/s.
+  double narrowest = 1e30;
+  for (const auto& h : r.hops) narrowest = std::min(narrowest, t.link(h.links.front()).bandwidth_bytes_per_s);
+  CHECK(narrowest == doctest::Approx(25e9));
+}
+
 TEST_CASE("gh200-quad: NV6 between every GPU pair, each GPU reaching its NIC through its own Grace over C2C") {
   PresetOptions o;
   o.nodes = 2;
@@ -459,7 +475,7 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
       {"Tesla V100-PCIE-32GB", 70, "volta", ""},
       {"NVIDIA B200", 100, "blackwell", "hgx-b200"},
       {"NVIDIA GB200", 100, "blackwell", "gb200-nvl72"},
-      {"NVIDIA GB10", 121, "blackwell", ""},
+      {"NVIDIA GB10", 121, "gb10", "dgx-spark"},
       {"NVIDIA L40S", 89, "ampere", ""},
       {"NVIDIA GeForce RTX 4090", 89, "ampere", ""},
       {"NVIDIA GeForce RTX 5090", 120, "blackwell", ""},

@@ -132,6 +132,21 @@ std::vector<DeviceId> add_gh200_quad_node(Topology& t, int node, int nodes) {
   return nics;
 }
 
+// NVIDIA DGX Spark: one GB10 superchip, its Blackwell GPU on the CPU die by NVLink-C2C, and a
+// ConnectX-7 in Socket Direct mode: the SoC gives a device at most a PCIe Gen5 x4 link, so the NIC
+// is two PCIe functions on two x4 links, ~100 Gb/s each, the two halves of its 200G port (NVIDIA
+// dgx-spark-playbooks: ibdev2netdev shows rocep1s0f1 and roceP2p1s0f1 for one cable; NCCL drives
+// both when NCCL_IB_HCA names both, as the two-Spark playbook sets). Routes give a GPU one NIC, so
+// the two functions are one NIC here: x8 of PCIe Gen5 behind a 200G port.
+std::vector<DeviceId> add_dgx_spark_node(Topology& t, int node, int nodes) {
+  const auto g = add_gpus(t, node, nodes, 1, "gb10");
+  const DeviceId cpu = add_device(t, node, nodes, "cpu0", DeviceKind::cpu);
+  t.add_link(g.front(), cpu, LinkKind::c2c, "gb10", 1);
+  const DeviceId nic = add_device(t, node, nodes, "nic0", DeviceKind::nic);
+  t.add_link(nic, cpu, LinkKind::pcie, "5", 8);
+  return {nic};
+}
+
 // DGX-2 (reference/nccl-model.md §5.2): 16 V100, each with one NVLink2 lane to each of the 6 switch
 // planes; a plane is the pair of NVSwitch chips (one per baseboard) whose trunk carries 8 lanes,
 // enough for its 8 GPUs, so it is modelled as one non-blocking switch: NV6 between all pairs.
@@ -325,6 +340,11 @@ const std::vector<Preset>& registry() {
         "pair, each GPU on its own Grace by NVLink-C2C, one 200G Slingshot-11 NIC per Grace on PCIe Gen4 x16",
         false, true},
        networked("gh200-quad", "ss11", add_gh200_quad_node)},
+      {{"dgx-spark",
+        "NVIDIA DGX Spark: one GB10 (Blackwell GPU and Arm CPU sharing 128 GB LPDDR5x by NVLink-C2C); its "
+        "ConnectX-7 is two PCIe Gen5 x4 functions behind one 200G RoCE port. --nodes N: N Sparks on a switch",
+        false, true},
+       networked("dgx-spark", "eth200", add_dgx_spark_node)},
       {{"pcie-gen3-8gpu",
         "8 PCIe Gen3 GPUs of the Volta/Turing era (V100 PCIe, T4, RTX 20xx: NCCL's Volta tables, below SM 80), "
         "no NVLink: 4 PCIe Gen3 switches with 2 GPUs and one 100G EDR NIC each, 2 sockets (UPI)",
