@@ -13,7 +13,7 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
       ->capture_default_str()
       ->each([&a](const std::string&) { a.nodes_given = true; });
   cmd->add_option("--fabric", a.preset.fabric, "rail (one leaf per NIC index), fat-tree, fat-tree-3")->capture_default_str();
-  cmd->add_option("--nic", a.preset.nic, "Network generation: edr hdr ndr xdr eth100 eth200 eth400 eth800 ss11 (Slingshot-11) efa100 efa400 (AWS EFA) (default: the preset's)");
+  cmd->add_option("--nic", a.preset.nic, "Network generation: edr hdr ndr xdr eth100 eth200 eth400 eth800 gib400 (GCP RoCE, gIB plugin) ss11 (Slingshot-11) efa100 efa400 (AWS EFA) (default: the preset's)");
   cmd->add_option("--spines", a.preset.spines, "Fat tree: spine (top-tier) switches")->capture_default_str();
   cmd->add_option("--leaf-ports", a.preset.leaf_ports, "Fat tree: switch radix (half down, half up)")->capture_default_str();
   cmd->add_option("--oversubscription", a.preset.oversubscription, "Fat tree: leaf down/up capacity ratio")->capture_default_str();
