@@ -50,8 +50,12 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "set-up time of each thread block (channel) of a collective kernel, on top of the launch "
                  "latency: a call of k blocks costs k times this more (NCCL 2.7-2.8 on A100; later NCCL: 0)"});
     v.push_back({"nvlink_efficiency", "fraction", "share of NVLink signalling rate that carries data"});
+    v.push_back({"nvswitch_efficiency", "fraction",
+                 "share of that data rate a lane into or out of an NVSwitch keeps (1: a switched lane carries "
+                 "what a lane between two GPUs does)"});
     v.push_back({"pcie_efficiency", "fraction", "share of PCIe signalling rate that carries data"});
-    v.push_back({"net_efficiency", "fraction", "share of a network port's rate that carries data"});
+    v.push_back({"net_efficiency", "fraction", "share of a network port's rate that carries data (Ethernet: RoCE, EFA, Slingshot)"});
+    v.push_back({"net_efficiency.infiniband", "fraction", "the same for an InfiniBand port"});
     v.push_back({"nvls_efficiency", "fraction",
                  "NVLS multimem loads and stores move data at this share of what plain NVLink writes move"});
     v.push_back({"cpu_p2p_bandwidth_factor", "fraction",

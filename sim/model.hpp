@@ -73,8 +73,12 @@ class Model {
   double step_latency_s(LatencyClass c, Protocol p, std::string_view algorithm) const;
   // Fraction of a link's signalling rate that carries data (protocol headers, flow control).
   double nvlink_efficiency() const { return get("nvlink_efficiency"); }
+  // A lane to an NVSwitch carries nvlink_efficiency x this: the switch hop's own loss.
+  double nvswitch_efficiency() const { return get("nvswitch_efficiency"); }
   double pcie_efficiency() const { return get("pcie_efficiency"); }
-  double net_efficiency() const { return get("net_efficiency"); }
+  double net_efficiency(bool infiniband = false) const {
+    return get(infiniband ? "net_efficiency.infiniband" : "net_efficiency");
+  }
   double cpu_p2p_bandwidth_factor() const { return get("cpu_p2p_bandwidth_factor"); }
   // A channel is one thread block; it cannot drive more than this on its own. 0: no cap.
   double channel_bandwidth_bytes_per_s(Protocol p) const;

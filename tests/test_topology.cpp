@@ -526,3 +526,21 @@ TEST_CASE("pcie-gen3-8gpu: Volta-family GPUs on PCIe Gen3 x16, no NVLink, EDR NI
   CHECK(pcie > 0);
   CHECK(net > 0);
 }
+
+TEST_CASE("a lane into an NVSwitch carries nvswitch_efficiency of what a lane between two GPUs does") {
+  // Volta's direct NVLink2 (DGX-1) outruns its first-generation NVSwitch lanes (DGX-2).
+  const Model volta = Model::builtin("volta");
+  REQUIRE(volta.nvswitch_efficiency() < 1.0);
+  auto lane_rate = [&](const Topology& t) {
+    const Route r = t.route(0, 1);
+    const LinkId l = r.hops.front().links.front();
+    return t.effective_bandwidth(l, volta) / t.link(l).lanes;
+  };
+  const Topology dgx1 = make_preset("dgx1-v100"), dgx2 = make_preset("dgx2-v100");
+  REQUIRE(dgx1.device(dgx1.route(0, 1).hops.front().from).kind == DeviceKind::gpu);
+  CHECK(dgx1.route(0, 1).hops.size() == 1);  // GPU to GPU
+  CHECK(dgx2.route(0, 1).hops.size() == 2);  // up to a switch and down
+  CHECK(lane_rate(dgx2) == doctest::Approx(lane_rate(dgx1) * volta.nvswitch_efficiency()));
+  // Hopper's figure is read off switched systems: a switched lane keeps all of it.
+  CHECK(Model::builtin("hopper").nvswitch_efficiency() == 1.0);
+}

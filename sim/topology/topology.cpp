@@ -61,6 +61,10 @@ double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation) 
   return generation_entry(kind, generation).at("lane_gbps").get<double>() * 1e9;
 }
 
+bool is_infiniband(const std::string& generation) {
+  return generation_entry(LinkKind::net, generation).value("fabric", "") == "infiniband";
+}
+
 NetTransport net_transport(const std::string& generation) {
   const nlohmann::json& gen = generation_entry(LinkKind::net, generation);
   const nlohmann::json& table = links_table();
@@ -188,11 +192,14 @@ bool Topology::has_nvls() const {
 double Topology::effective_bandwidth(LinkId id, const Model& model) const {
   const Link& l = links_.at(id);
   switch (l.kind) {
-    case LinkKind::nvlink:
+    case LinkKind::nvlink: {
+      const bool switched = devices_[l.a].kind == DeviceKind::nvswitch || devices_[l.b].kind == DeviceKind::nvswitch;
+      return l.bandwidth_bytes_per_s * model.nvlink_efficiency() * (switched ? model.nvswitch_efficiency() : 1.0);
+    }
     case LinkKind::c2c: return l.bandwidth_bytes_per_s * model.nvlink_efficiency();
     case LinkKind::pcie:
     case LinkKind::cpu: return l.bandwidth_bytes_per_s * model.pcie_efficiency();
-    case LinkKind::net: return l.bandwidth_bytes_per_s * model.net_efficiency();
+    case LinkKind::net: return l.bandwidth_bytes_per_s * model.net_efficiency(is_infiniband(l.generation));
   }
   return l.bandwidth_bytes_per_s;
 }

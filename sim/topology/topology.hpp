@@ -49,6 +49,9 @@ struct NetTransport {
   double flush_latency_s = 0;     // ...and a Simple message this much more on GPUs that flush
                                   // received data before reading it (before Hopper)
 };
+// Whether a network generation is InfiniBand (configs/links.json "fabric"), whose ports carry data
+// at their own efficiency (smaller headers than RoCE's); Error for an unknown generation.
+bool is_infiniband(const std::string& generation);
 // The transport of a network generation, from configs/links.json; Error for an unknown generation.
 NetTransport net_transport(const std::string& generation);
 

@@ -112,13 +112,14 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
 // all_reduce's steps). The set-up cost per thread block carries too: NCCL picks the channel count
 // from the size alone, the same for every ring collective (a zero prior, as on Hopper, stays zero).
 std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) {
-  bool nvlink = false, pcie = false, net = false, nvls = false;
+  bool nvlink = false, pcie = false, net = false, ib = false, nvls = false;
   for (const auto& l : logs) {
     nvls = nvls || l.topology.has_nvls();
     for (const auto& link : l.topology.links()) {
       nvlink = nvlink || link.kind == topo::LinkKind::nvlink;
       pcie = pcie || link.kind == topo::LinkKind::pcie;
-      net = net || link.kind == topo::LinkKind::net;
+      const bool is_net = link.kind == topo::LinkKind::net;
+      (is_net && topo::is_infiniband(link.generation) ? ib : net) |= is_net;
     }
   }
   std::vector<std::string> u{"launch_latency_us.ll", "launch_latency_us.ll128", "launch_latency_us.simple", "host_issue_us",
@@ -126,7 +127,9 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
   if (nvls) u.push_back("launch_latency_us.nvls");
   if (nvlink) u.insert(u.end(), {"hop_latency_us.nvlink.*", "nvlink_efficiency"});
   if (pcie) u.insert(u.end(), {"hop_latency_us.pcie.*", "pcie_efficiency"});
-  if (net) u.insert(u.end(), {"hop_latency_us.net.*", "net_efficiency"});
+  if (net || ib) u.push_back("hop_latency_us.net.*");
+  if (net) u.push_back("net_efficiency");
+  if (ib) u.push_back("net_efficiency.infiniband");
   u.insert(u.end(), {"channel_bandwidth_gbps.ll", "channel_bandwidth_gbps.ll128"});
   return u;
 }
