@@ -40,6 +40,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                    "most one channel (thread block) moves on its own; 0 means no cap"});
       v.push_back({"chunk_bytes." + proto, "B", "data per pipelined ring step of one channel"});
     }
+    v.push_back({"nvlink_direct_hop_saving_us", "us",
+                 "how much less a step's NVLink latency is over a lane between two GPUs than through an "
+                 "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});
     v.push_back({"hop_latency_us.net.simple.nvls_tree", "us",
                  "latency of one network step of the NVLS-tree algorithm (its tree between nodes)"});
     v.push_back({"launch_latency_us.nvls", "us",

@@ -65,6 +65,8 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     PlatformRoute pr;
     pr.latency_class = route.latency_class;
     pr.extra_latency_s = route.device_latency_s;
+    pr.direct_nvlink = route.latency_class == LatencyClass::nvlink && route.hops.size() == 1 && !route.through_gpu &&
+                       !schedule.is_switch(src) && !schedule.is_switch(dst);
     if (route.latency_class == LatencyClass::net) {
       pr.extra_latency_s += transport.message_latency_s;
       pr.flush_latency_s = flush_s;

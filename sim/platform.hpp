@@ -26,6 +26,7 @@ struct PlatformRoute {
   LatencyClass latency_class = LatencyClass::nvlink;
   double extra_latency_s = 0;  // switches on the way (topology what-ifs), the network transport's message latency
   double flush_latency_s = 0;  // a Simple message's further wait across the network (NetTransport)
+  bool direct_nvlink = false;  // one NVLink hop between two GPUs: no NVSwitch on the way
 };
 
 class PlatformPlan {

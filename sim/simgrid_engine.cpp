@@ -68,6 +68,7 @@ struct Context {
   double launch_gap_s = 0;
   std::vector<sg4::BarrierPtr> rank_barriers;
   std::vector<double> pass_end[2];
+  double direct_nvlink_saving_s = 0;  // less per hop over a lane between two GPUs
 
   sg4::Mailbox* mailbox(int src, int dst, int tag, int pass) {
     const ConnectionKey key{src, dst, tag, pass};
@@ -170,6 +171,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       const int proto = static_cast<int>(step.protocol);
       const bool net = route.latency_class == LatencyClass::net;
       alpha = ctx.hop_latency_s[static_cast<int>(route.latency_class)][proto];
+      // NCCL's NVLink latencies are NVSwitch systems'; a lane between two GPUs skips the switch.
+      if (route.direct_nvlink) alpha = std::max(0.0, alpha - ctx.direct_nvlink_saving_s);
       if (net) {
         const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
                                       ctx.plan.net_post_overhead_s(step.protocol));
@@ -369,6 +372,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
   ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
+  ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.step_latency_s(c, p, schedule.algorithm);

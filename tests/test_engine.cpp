@@ -736,3 +736,17 @@ TEST_CASE("a network transport delays each network message, and a Simple one on 
   CHECK(chain("dgx-h100", "efa400", Protocol::simple) - chain("dgx-h100", "eth400", Protocol::simple) ==
         doctest::Approx(4 * v2.message_latency_s).epsilon(1e-3));
 }
+
+TEST_CASE("a step over a lane between two GPUs takes nvlink_direct_hop_saving_us less; through an NVSwitch, none") {
+  Model m = pure_alpha_beta();
+  const std::uint64_t bytes = 8;
+  auto one_step = [&](const topo::Topology& t, double saving_us) {
+    m.set("nvlink_direct_hop_saving_us", saving_us, "test");
+    return simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s();
+  };
+  const topo::Topology direct = topo::make_preset("v100-sxm2-4gpu"), switched = flat(2);
+  CHECK(one_step(direct, 0) - one_step(direct, 0.3) == doctest::Approx(0.3e-6).epsilon(1e-3));
+  CHECK(one_step(switched, 0.3) == doctest::Approx(one_step(switched, 0)));
+  // Never below zero: a saving above the hop's latency leaves the transfer alone.
+  CHECK(one_step(direct, 5) == doctest::Approx(one_step(direct, 1) ).epsilon(1e-9));
+}
