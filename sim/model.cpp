@@ -40,6 +40,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                    "most one channel (thread block) moves on its own; 0 means no cap"});
       v.push_back({"chunk_bytes." + proto, "B", "data per pipelined ring step of one channel"});
     }
+    v.push_back({"gpu_bandwidth_gbps.ll", "GB/s",
+                 "what all of a GPU's thread blocks running LL share (0: no shared limit): with n blocks, "
+                 "each moves 1 / (1 / channel_bandwidth_gbps.ll + n / this)"});
     v.push_back({"nvlink_direct_hop_saving_us", "us",
                  "how much less a step's NVLink latency is over a lane between two GPUs than through an "
                  "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});

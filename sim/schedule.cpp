@@ -1,6 +1,8 @@
 #include "sim/schedule.hpp"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "sim/error.hpp"
@@ -24,6 +26,15 @@ std::string_view to_string(StepKind kind) {
     case StepKind::reduce: return "reduce";
   }
   return "?";
+}
+
+int Schedule::blocks_per_rank() const {
+  std::map<int, std::set<int>> channels;  // of each rank
+  for (const auto& stream : streams)
+    if (!is_switch(stream.rank)) channels[stream.rank].insert(stream.channel);
+  std::size_t blocks = 0;
+  for (const auto& [rank, c] : channels) blocks = std::max(blocks, c.size());
+  return static_cast<int>(blocks) * std::max(1, blocks_per_stream);
 }
 
 std::size_t Schedule::step_count() const {

@@ -86,6 +86,8 @@ struct Schedule {
   bool is_switch(int endpoint) const { return endpoint >= spec.nranks; }
 
   std::size_t step_count() const;
+  // Thread blocks of the busiest rank's kernel: one per channel it runs, times blocks_per_stream.
+  int blocks_per_rank() const;
   // Checks the structural rules every backend relies on: ranks, peers and regions in range, each
   // send matched by one recv of the same size and tag. Throws Error naming the first broken step.
   void validate() const;

@@ -309,7 +309,12 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
 // The most one stream's transfer may use (0: no cap): a stream standing for k identical thread
 // blocks (Schedule::blocks_per_stream) runs at up to k blocks' rate.
 double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, Protocol protocol) {
-  return model.channel_bandwidth_bytes_per_s(protocol) * schedule.blocks_per_stream;
+  double block = model.channel_bandwidth_bytes_per_s(protocol);
+  // LL's flag-carrying stores from every block of a GPU also pass one shared stage: each byte
+  // costs a block's time plus the GPU's, so n blocks move n / (1/block + n/gpu) together.
+  const double gpu = protocol == Protocol::ll ? model.get("gpu_bandwidth_gbps.ll") * 1e9 : 0;
+  if (block > 0 && gpu > 0) block = 1 / (1 / block + schedule.blocks_per_rank() / gpu);
+  return block * schedule.blocks_per_stream;
 }
 
 // Streams (thread blocks) per endpoint: how many kernels share a GPU's HBM, and how many blocks a

@@ -73,14 +73,8 @@ double launch_latency_s(const Schedule& schedule, const Model& model) {
 double block_setup_s(const Schedule& schedule, const Model& model) {
   const double per_block_s = model.get("block_setup_us") * 1e-6;
   if (per_block_s <= 0) return 0;
-  // A rank's kernel has a thread block per channel (a stream stands for blocks_per_stream of them);
-  // the busiest rank's count sets the cost.
-  std::map<int, std::set<int>> channels;  // of each rank
-  for (const auto& stream : schedule.streams)
-    if (!schedule.is_switch(stream.rank)) channels[stream.rank].insert(stream.channel);
-  std::size_t blocks = 0;
-  for (const auto& [rank, c] : channels) blocks = std::max(blocks, c.size());
-  return per_block_s * static_cast<double>(blocks) * std::max(1, schedule.blocks_per_stream);
+  // The busiest rank's thread blocks set the cost.
+  return per_block_s * schedule.blocks_per_rank();
 }
 
 SimulationResult simulate(const Schedule& schedule, const topo::Topology& topology, const Model& model,

@@ -750,3 +750,18 @@ TEST_CASE("a step over a lane between two GPUs takes nvlink_direct_hop_saving_us
   // Never below zero: a saving above the hop's latency leaves the transfer alone.
   CHECK(one_step(direct, 5) == doctest::Approx(one_step(direct, 1) ).epsilon(1e-9));
 }
+
+TEST_CASE("LL blocks share the GPU's LL rate: n blocks move n / (1/channel + n/gpu) together") {
+  Model m = pure_alpha_beta();
+  m.set("channel_bandwidth_gbps.ll", 6, "test");
+  const std::uint64_t bytes = 1 << 20;
+  auto transfer_s = [&](double gpu_gbps) {
+    m.set("gpu_bandwidth_gbps.ll", gpu_gbps, "test");
+    Schedule s = point_to_point(2, {{0, 1}}, bytes);
+    for (auto& stream : s.streams)
+      for (auto& step : stream.steps) step.protocol = Protocol::ll;
+    return simulate(s, flat(2), m, no_compute()).timeline.total_s() - kAlpha;
+  };
+  const double alone = transfer_s(0), shared = transfer_s(45);
+  CHECK(shared / alone == doctest::Approx(6 * (1.0 / 6 + 1.0 / 45)).epsilon(1e-3));  // one block
+}
