@@ -333,7 +333,8 @@ std::vector<unsigned> streams_per_endpoint(const Schedule& schedule) {
 // transfers fill the receiver's FIFO, a chunk already there when its receive is posted would pay
 // its kernel whole; a receiver that keeps pace (a ring's) never finds one: running every kernel
 // moved no row of the accuracy map by more than 0.02%.
-bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model) {
+bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model,
+                           const double (&stream_cap_bytes_per_s)[3]) {
   const double hbm = model.hbm_bandwidth_bytes_per_s();
   const std::size_t elem = element_bytes(schedule.spec.type);
   const std::vector<unsigned> streams_on_rank = streams_per_endpoint(schedule);
@@ -342,7 +343,7 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
       if (schedule.is_switch(stream.rank)) continue;
       if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
-      double bottleneck = stream_cap_bytes_per_s(model, schedule, step.protocol);
+      double bottleneck = stream_cap_bytes_per_s[static_cast<int>(step.protocol)];
       for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
         const double bw = plan.links()[link].bandwidth_bytes_per_s;
         bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;
@@ -376,13 +377,14 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/stack-size:128");
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
-  ctx.run_reduce_kernels = options.charge_compute && reduce_kernels_matter(schedule, plan, model);
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
   for (auto p : all_protocols()) {
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.step_latency_s(c, p, schedule.algorithm);
     ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = stream_cap_bytes_per_s(model, schedule, p);
   }
+  ctx.run_reduce_kernels =
+      options.charge_compute && reduce_kernels_matter(schedule, plan, model, ctx.channel_cap_bytes_per_s);
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
   const double speed = model.hbm_bandwidth_bytes_per_s();

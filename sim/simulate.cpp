@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <iostream>
 #include <cstring>
-#include <map>
-#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -118,8 +118,7 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
     for (const auto& link : l.topology.links()) {
       nvlink = nvlink || link.kind == topo::LinkKind::nvlink;
       pcie = pcie || link.kind == topo::LinkKind::pcie;
-      const bool is_net = link.kind == topo::LinkKind::net;
-      (is_net && topo::is_infiniband(link.generation) ? ib : net) |= is_net;
+      if (link.kind == topo::LinkKind::net) (topo::is_infiniband(link.generation) ? ib : net) = true;
     }
   }
   std::vector<std::string> u{"launch_latency_us.ll", "launch_latency_us.ll128", "launch_latency_us.simple", "host_issue_us",
