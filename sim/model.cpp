@@ -43,6 +43,13 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"gpu_bandwidth_gbps.ll", "GB/s",
                  "what all of a GPU's thread blocks running LL share (0: no shared limit): with n blocks, "
                  "each moves 1 / (1 / channel_bandwidth_gbps.ll + n / this)"});
+    v.push_back({"gpu_max_bandwidth_gbps.ll", "GB/s",
+                 "the most all of a GPU's thread blocks running LL move together (0: no cap): with n blocks, each "
+                 "moves at most this / n"});
+    v.push_back({"channel_bandwidth_gbps.ll.net", "GB/s",
+                 "most one thread block moves with LL to a GPU of another node (0: no cap beyond "
+                 "channel_bandwidth_gbps.ll): NCCL keeps a network connection's LL send buffer in host memory, "
+                 "so the block stores its lines over PCIe"});
     v.push_back({"nvlink_direct_hop_saving_us", "us",
                  "how much less a step's NVLink latency is over a lane between two GPUs than through an "
                  "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});

@@ -56,7 +56,7 @@ struct Context {
   double hop_latency_s[3][3] = {};         // [latency class][protocol]
   std::deque<Envelope> envelopes;  // of the messages that arrive later than their transfer ends
   std::vector<Envelope*> spare_envelopes;  // received ones, for reuse: memory stays what is in flight
-  double channel_cap_bytes_per_s[3] = {};  // [protocol], 0: none
+  double channel_cap_bytes_per_s[3][3] = {};  // [latency class of the route][protocol], 0: none
   std::unordered_map<ConnectionKey, sg4::Mailbox*, ConnectionKeyHash> mailboxes;
   std::unordered_map<ConnectionKey, sg4::SemaphorePtr, ConnectionKeyHash> slots;  // pass 0: all calls share them
   std::vector<StepRecord> records;
@@ -205,7 +205,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_src = step.src;
     const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
     sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
-    double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(step.protocol)];
+    const double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
     if (cap > 0) comm->set_rate(cap);
     comm->start();
     if (pass == 0) ++ctx.messages;
@@ -306,14 +306,26 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   ++ctx.finished_streams;
 }
 
-// The most one stream's transfer may use (0: no cap): a stream standing for k identical thread
-// blocks (Schedule::blocks_per_stream) runs at up to k blocks' rate.
-double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, Protocol protocol) {
+// The most one stream's transfer over a route of class `route` may use (0: no cap): a stream
+// standing for k identical thread blocks (Schedule::blocks_per_stream) runs at up to k blocks' rate.
+double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, LatencyClass route, Protocol protocol) {
   double block = model.channel_bandwidth_bytes_per_s(protocol);
-  // LL's flag-carrying stores from every block of a GPU also pass one shared stage: each byte
-  // costs a block's time plus the GPU's, so n blocks move n / (1/block + n/gpu) together.
-  const double gpu = protocol == Protocol::ll ? model.get("gpu_bandwidth_gbps.ll") * 1e9 : 0;
-  if (block > 0 && gpu > 0) block = 1 / (1 / block + schedule.blocks_per_rank() / gpu);
+  auto cap_at = [&block](double limit) {
+    if (limit > 0) block = block > 0 ? std::min(block, limit) : limit;
+  };
+  if (protocol == Protocol::ll) {
+    const double blocks = std::max(1, schedule.blocks_per_rank());
+    // LL's flag-carrying stores from every block of a GPU also pass one shared stage: each byte
+    // costs a block's time plus the GPU's, so n blocks move n / (1/block + n/gpu) together.
+    const double gpu = model.get("gpu_bandwidth_gbps.ll") * 1e9;
+    if (block > 0 && gpu > 0) block = 1 / (1 / block + blocks / gpu);
+    // And together they move no more than the GPU's LL ceiling, each block an equal share of it.
+    cap_at(model.get("gpu_max_bandwidth_gbps.ll") * 1e9 / blocks);
+    // A block sending to another node stores its lines into host memory: NCCL keeps a network
+    // connection's LL send buffer there (src/transport/net.cc: under GPUDirect only the Simple
+    // and LL128 buffers are GPU memory), so they cross PCIe, not NVLink, before the NIC reads them.
+    if (route == LatencyClass::net) cap_at(model.get("channel_bandwidth_gbps.ll.net") * 1e9);
+  }
   return block * schedule.blocks_per_stream;
 }
 
@@ -334,7 +346,7 @@ std::vector<unsigned> streams_per_endpoint(const Schedule& schedule) {
 // its kernel whole; a receiver that keeps pace (a ring's) never finds one: running every kernel
 // moved no row of the accuracy map by more than 0.02%.
 bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, const Model& model,
-                           const double (&stream_cap_bytes_per_s)[3]) {
+                           const double (&stream_cap_bytes_per_s)[3][3]) {
   const double hbm = model.hbm_bandwidth_bytes_per_s();
   const std::size_t elem = element_bytes(schedule.spec.type);
   const std::vector<unsigned> streams_on_rank = streams_per_endpoint(schedule);
@@ -343,8 +355,9 @@ bool reduce_kernels_matter(const Schedule& schedule, const PlatformPlan& plan, c
       if (schedule.is_switch(stream.rank)) continue;
       if (step.kind == StepKind::recv && step.reduce && step.overlap) return true;  // grouped kernels: keep
       if (step.kind != StepKind::recv || !step.reduce || step.count() == 0) continue;
-      double bottleneck = stream_cap_bytes_per_s[static_cast<int>(step.protocol)];
-      for (const auto& [link, forward] : plan.route(step.peer, stream.rank).hops) {
+      const PlatformRoute& route = plan.route(step.peer, stream.rank);
+      double bottleneck = stream_cap_bytes_per_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
+      for (const auto& [link, forward] : route.hops) {
         const double bw = plan.links()[link].bandwidth_bytes_per_s;
         bottleneck = bottleneck > 0 ? std::min(bottleneck, bw) : bw;
       }
@@ -378,11 +391,11 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
-  for (auto p : all_protocols()) {
-    for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net})
+  for (auto p : all_protocols())
+    for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net}) {
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.step_latency_s(c, p, schedule.algorithm);
-    ctx.channel_cap_bytes_per_s[static_cast<int>(p)] = stream_cap_bytes_per_s(model, schedule, p);
-  }
+      ctx.channel_cap_bytes_per_s[static_cast<int>(c)][static_cast<int>(p)] = stream_cap_bytes_per_s(model, schedule, c, p);
+    }
   ctx.run_reduce_kernels =
       options.charge_compute && reduce_kernels_matter(schedule, plan, model, ctx.channel_cap_bytes_per_s);
   auto* zone = sg4::create_full_zone("platform");

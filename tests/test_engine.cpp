@@ -24,6 +24,8 @@ Model pure_alpha_beta() {
     m.set("hop_latency_us.nvlink." + std::string(to_string(p)), kAlpha * 1e6, "test");
     m.set("channel_bandwidth_gbps." + std::string(to_string(p)), 0, "test");
   }
+  m.set("gpu_max_bandwidth_gbps.ll", 0, "test");
+  m.set("channel_bandwidth_gbps.ll.net", 0, "test");
   m.set("nvlink_efficiency", 1.0, "test");
   return m;
 }
@@ -764,4 +766,50 @@ TEST_CASE("LL blocks share the GPU's LL rate: n blocks move n / (1/channel + n/g
   };
   const double alone = transfer_s(0), shared = transfer_s(45);
   CHECK(shared / alone == doctest::Approx(6 * (1.0 / 6 + 1.0 / 45)).epsilon(1e-3));  // one block
+}
+
+TEST_CASE("LL blocks together move at most gpu_max_bandwidth_gbps.ll: n blocks each at most 1/n of it") {
+  Model m = pure_alpha_beta();
+  m.set("channel_bandwidth_gbps.ll", 25, "test");
+  m.set("gpu_max_bandwidth_gbps.ll", 100, "test");
+  const std::uint64_t bytes = 1 << 20;
+  // Rank 0 runs one block per flow (point_to_point gives each its own channel).
+  auto transfer_s = [&](int flows) {
+    std::vector<std::pair<int, int>> pairs;
+    for (int f = 1; f <= flows; ++f) pairs.push_back({0, f});
+    Schedule s = point_to_point(flows + 1, pairs, bytes);
+    for (auto& stream : s.streams)
+      for (auto& step : stream.steps) step.protocol = Protocol::ll;
+    return simulate(s, flat(flows + 1), m, no_compute()).timeline.total_s() - kAlpha;
+  };
+  const double wire = 2.0 * bytes;  // LL: 4 data bytes in every 8
+  CHECK(transfer_s(1) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // one block: its own rate
+  CHECK(transfer_s(4) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // 4 x 25 reaches the ceiling
+  CHECK(transfer_s(8) == doctest::Approx(wire / 12.5e9).epsilon(1e-3));  // 8 share 100
+}
+
+TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.net per block; over NVLink or PCIe, no such cap") {
+  Model m = pure_alpha_beta();
+  m.set("channel_bandwidth_gbps.ll", 10, "test");
+  m.set("channel_bandwidth_gbps.ll.net", 5, "test");
+  topo::PresetOptions two_nodes;
+  two_nodes.nodes = 2;
+  const topo::Topology dgx = topo::make_preset("dgx-h100", two_nodes), pcie = topo::make_preset("pcie-gen4-8gpu");
+  // The rate is the slope in size: rank 0 to rank 1 crosses NVLink (dgx) or PCIe (pcie), rank 0
+  // to rank 8 the network.
+  auto slope_s_per_byte = [&](const topo::Topology& t, int dst) {
+    auto one = [&](std::uint64_t bytes) {
+      Schedule s = point_to_point(static_cast<int>(t.gpu_count()), {{0, dst}}, bytes);
+      for (auto& stream : s.streams)
+        for (auto& step : stream.steps) step.protocol = Protocol::ll;
+      return simulate(s, t, m, no_compute()).timeline.total_s();
+    };
+    return (one(2 << 20) - one(1 << 20)) / (1 << 20);
+  };
+  CHECK(slope_s_per_byte(dgx, 1) == doctest::Approx(2 / 10e9).epsilon(1e-3));
+  CHECK(slope_s_per_byte(pcie, 1) == doctest::Approx(2 / 10e9).epsilon(1e-3));
+  CHECK(slope_s_per_byte(dgx, 8) == doctest::Approx(2 / 5e9).epsilon(1e-3));
+  // Without the network figure the block's own rate holds across nodes too.
+  m.set("channel_bandwidth_gbps.ll.net", 0, "test");
+  CHECK(slope_s_per_byte(dgx, 8) == doctest::Approx(2 / 10e9).epsilon(1e-3));
 }

@@ -130,6 +130,7 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
   if (net) u.push_back("net_efficiency");
   if (ib) u.push_back("net_efficiency.infiniband");
   u.insert(u.end(), {"channel_bandwidth_gbps.ll", "channel_bandwidth_gbps.ll128"});
+  if (net || ib) u.push_back("channel_bandwidth_gbps.ll.net");
   return u;
 }
 

@@ -39,8 +39,9 @@ Model virtual_model(const kernels::gpu::BenchResult& bench, int ranks) {
   m.set("hbm_bandwidth_gbps", m.get("hbm_bandwidth_gbps") / ranks, why + "'s reduce-copy rate");
   m.set("nvlink_efficiency", 1.0, why + ": the port rate is the measured copy rate");
   m.set("nvswitch_efficiency", 1.0, why + ": the measured copy rate already crossed whatever switch there is");
-  for (const char* p : {"simple", "ll", "ll128"})
+  for (const char* p : {"simple", "ll", "ll128", "ll.net"})
     m.set(std::string("channel_bandwidth_gbps.") + p, 0, why + ": the executor's kernels use the whole GPU");
+  m.set("gpu_max_bandwidth_gbps.ll", 0, why + ": the executor's kernels use the whole GPU");
   return m;
 }
 
