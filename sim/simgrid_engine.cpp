@@ -306,15 +306,16 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   ++ctx.finished_streams;
 }
 
-// The most one stream's transfer over a route of class `route` may use (0: no cap): a stream
-// standing for k identical thread blocks (Schedule::blocks_per_stream) runs at up to k blocks' rate.
-double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, LatencyClass route, Protocol protocol) {
+// The most one stream's transfer over a route of class `route` may use (0: no cap), in a kernel of
+// `blocks` thread blocks per GPU (Schedule::blocks_per_rank): a stream standing for k identical
+// blocks (Schedule::blocks_per_stream) runs at up to k blocks' rate.
+double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, double blocks, LatencyClass route,
+                              Protocol protocol) {
   double block = model.channel_bandwidth_bytes_per_s(protocol);
   auto cap_at = [&block](double limit) {
     if (limit > 0) block = block > 0 ? std::min(block, limit) : limit;
   };
   if (protocol == Protocol::ll) {
-    const double blocks = std::max(1, schedule.blocks_per_rank());
     // LL's flag-carrying stores from every block of a GPU also pass one shared stage: each byte
     // costs a block's time plus the GPU's, so n blocks move n / (1/block + n/gpu) together.
     const double gpu = model.get("gpu_bandwidth_gbps.ll") * 1e9;
@@ -391,10 +392,12 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
+  const double blocks = std::max(1, schedule.blocks_per_rank());
   for (auto p : all_protocols())
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net}) {
       ctx.hop_latency_s[static_cast<int>(c)][static_cast<int>(p)] = model.step_latency_s(c, p, schedule.algorithm);
-      ctx.channel_cap_bytes_per_s[static_cast<int>(c)][static_cast<int>(p)] = stream_cap_bytes_per_s(model, schedule, c, p);
+      ctx.channel_cap_bytes_per_s[static_cast<int>(c)][static_cast<int>(p)] =
+          stream_cap_bytes_per_s(model, schedule, blocks, c, p);
     }
   ctx.run_reduce_kernels =
       options.charge_compute && reduce_kernels_matter(schedule, plan, model, ctx.channel_cap_bytes_per_s);
