@@ -71,6 +71,10 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"net_efficiency.infiniband", "fraction", "the same for an InfiniBand port"});
     v.push_back({"nvls_efficiency", "fraction",
                  "NVLS multimem loads and stores move data at this share of what plain NVLink writes move"});
+    v.push_back({"nvls_efficiency.tree", "fraction",
+                 "the same inside an NVLS-tree call (across nodes): NCCL's kernel splits each channel's warps "
+                 "among more roles there (a non-root head also receives from the network and broadcasts), "
+                 "leaving fewer to copy into and out of the switch's buffers (src/device/all_reduce.h)"});
     v.push_back({"cpu_p2p_bandwidth_factor", "fraction",
                  "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
     v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});

@@ -18,7 +18,9 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   PlatformPlan plan;
   plan.ranks_ = schedule.spec.nranks;
   plan.endpoints_ = schedule.endpoint_count();
-  plan.nvls_wire_factor_ = 1 / model.get("nvls_efficiency");
+  // NVLS-tree kernels give their scatter and gather roles fewer warps than single-node NVLS
+  // (model parameter nvls_efficiency.tree says why), so their switch traffic has a rate of its own.
+  plan.nvls_wire_factor_ = 1 / model.get(schedule.algorithm == "nvls_tree" ? "nvls_efficiency.tree" : "nvls_efficiency");
   const double post = model.get(nccl::has_amd_cpu(topology) ? "net_post_overhead_us.amd" : "net_post_overhead_us") * 1e-6;
   for (auto p : all_protocols()) plan.net_post_overhead_s_[static_cast<int>(p)] = p == Protocol::simple ? 3 * post : post;
   if (static_cast<std::size_t>(plan.ranks_) > topology.gpu_count())
