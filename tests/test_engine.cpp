@@ -5,6 +5,7 @@
 #include "sim/algorithms/registry.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
+#include "sim/platform.hpp"
 #include "sim/topology/presets.hpp"
 #include "sim/topology/rings.hpp"
 
@@ -812,4 +813,33 @@ TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.ne
   // Without the network figure the block's own rate holds across nodes too.
   m.set("channel_bandwidth_gbps.ll.net", 0, "test");
   CHECK(slope_s_per_byte(dgx, 8) == doctest::Approx(2 / 10e9).epsilon(1e-3));
+}
+
+TEST_CASE("an NVLS-tree call's switch traffic carries nvls_efficiency.tree's wire overhead, an NVLS call nvls_efficiency's") {
+  Model m = Model::builtin("hopper");
+  m.set("nvls_efficiency", 0.5, "test");
+  m.set("nvls_efficiency.tree", 0.25, "test");
+  auto [spec, o] = small_call(Protocol::simple);
+  o.nvls = true;
+  spec.nranks = 16;
+  spec.count = 16 * 4096;
+  topo::PresetOptions two_nodes;
+  two_nodes.nodes = 2;
+  const topo::Topology t = topo::make_preset("dgx-h100", two_nodes);
+  o.ranks_per_node = 8;
+  const Schedule tree = algo::compile("nvls_tree", spec, o);
+  // The first send of rank 0 feeds its node's switch (endpoint 16): data x 1/efficiency on the wire.
+  const Step* to_switch = nullptr;
+  for (const auto& stream : tree.streams)
+    for (const auto& step : stream.steps)
+      if (!to_switch && stream.rank == 0 && step.kind == StepKind::send && tree.is_switch(step.peer)) to_switch = &step;
+  REQUIRE(to_switch != nullptr);
+  const double data = static_cast<double>(to_switch->count() * element_bytes(spec.type));
+  CHECK(static_cast<double>(PlatformPlan::build(tree, t, m).send_wire_bytes(tree, 0, *to_switch)) ==
+        doctest::Approx(data * wire_bytes_per_data_byte(Protocol::simple) / 0.25).epsilon(1e-6));
+  // The same steps under another algorithm's name pay the single-node figure.
+  Schedule renamed = tree;
+  renamed.algorithm = "nvls";
+  CHECK(static_cast<double>(PlatformPlan::build(renamed, t, m).send_wire_bytes(renamed, 0, *to_switch)) ==
+        doctest::Approx(data * wire_bytes_per_data_byte(Protocol::simple) / 0.5).epsilon(1e-6));
 }
