@@ -43,7 +43,8 @@ EngineOptions no_compute() {
   return o;
 }
 
-Schedule point_to_point(int nranks, const std::vector<std::pair<int, int>>& flows, std::uint64_t count) {
+Schedule point_to_point(int nranks, const std::vector<std::pair<int, int>>& flows, std::uint64_t count,
+                        Protocol protocol = Protocol::simple) {
   Schedule s;
   s.spec.nranks = nranks;
   s.spec.count = count;
@@ -56,6 +57,7 @@ Schedule point_to_point(int nranks, const std::vector<std::pair<int, int>>& flow
     send.peer = dst;
     send.tag = tx.channel;
     send.src = {BufferId::input, 0, count};
+    send.protocol = protocol;
     tx.steps.push_back(send);
     Stream rx{dst, tx.channel, {}};
     Step recv;
@@ -63,6 +65,7 @@ Schedule point_to_point(int nranks, const std::vector<std::pair<int, int>>& flow
     recv.peer = src;
     recv.tag = tx.channel;
     recv.dst = {BufferId::output, 0, count};
+    recv.protocol = protocol;
     rx.steps.push_back(recv);
     s.streams.push_back(tx);
     s.streams.push_back(rx);
@@ -760,10 +763,8 @@ TEST_CASE("LL blocks share the GPU's LL rate: n blocks move n / (1/channel + n/g
   const std::uint64_t bytes = 1 << 20;
   auto transfer_s = [&](double gpu_gbps) {
     m.set("gpu_bandwidth_gbps.ll", gpu_gbps, "test");
-    Schedule s = point_to_point(2, {{0, 1}}, bytes);
-    for (auto& stream : s.streams)
-      for (auto& step : stream.steps) step.protocol = Protocol::ll;
-    return simulate(s, flat(2), m, no_compute()).timeline.total_s() - kAlpha;
+    return simulate(point_to_point(2, {{0, 1}}, bytes, Protocol::ll), flat(2), m, no_compute()).timeline.total_s() -
+           kAlpha;
   };
   const double alone = transfer_s(0), shared = transfer_s(45);
   CHECK(shared / alone == doctest::Approx(6 * (1.0 / 6 + 1.0 / 45)).epsilon(1e-3));  // one block
@@ -778,10 +779,9 @@ TEST_CASE("LL blocks together move at most gpu_max_bandwidth_gbps.ll: n blocks e
   auto transfer_s = [&](int flows) {
     std::vector<std::pair<int, int>> pairs;
     for (int f = 1; f <= flows; ++f) pairs.push_back({0, f});
-    Schedule s = point_to_point(flows + 1, pairs, bytes);
-    for (auto& stream : s.streams)
-      for (auto& step : stream.steps) step.protocol = Protocol::ll;
-    return simulate(s, flat(flows + 1), m, no_compute()).timeline.total_s() - kAlpha;
+    return simulate(point_to_point(flows + 1, pairs, bytes, Protocol::ll), flat(flows + 1), m, no_compute())
+               .timeline.total_s() -
+           kAlpha;
   };
   const double wire = 2.0 * bytes;  // LL: 4 data bytes in every 8
   CHECK(transfer_s(1) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // one block: its own rate
@@ -800,9 +800,7 @@ TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.ne
   // to rank 8 the network.
   auto slope_s_per_byte = [&](const topo::Topology& t, int dst) {
     auto one = [&](std::uint64_t bytes) {
-      Schedule s = point_to_point(static_cast<int>(t.gpu_count()), {{0, dst}}, bytes);
-      for (auto& stream : s.streams)
-        for (auto& step : stream.steps) step.protocol = Protocol::ll;
+      const Schedule s = point_to_point(static_cast<int>(t.gpu_count()), {{0, dst}}, bytes, Protocol::ll);
       return simulate(s, t, m, no_compute()).timeline.total_s();
     };
     return (one(2 << 20) - one(1 << 20)) / (1 << 20);
