@@ -106,6 +106,8 @@ struct InFlight {
   std::uint32_t step;
   double start;
   std::uint64_t bytes;
+  bool net;     // to another node: NCCL's proxy carries it, not the kernel
+  bool record;  // a step of the first call
 };
 
 // Makes `actor` the permanent receiver of the stream's messages of one call (Envelope).
@@ -127,7 +129,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   auto retire = [&](std::optional<InFlight>& f) {
     if (!f) return;
     f->comm->wait();
-    if (record) ctx.records.push_back({stream_index, f->step, f->start, f->comm->get_finish_time(), f->bytes});
+    if (f->record) ctx.records.push_back({stream_index, f->step, f->start, f->comm->get_finish_time(), f->bytes});
     f.reset();
   };
   auto retire_all = [&] {
@@ -146,6 +148,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   std::deque<Envelope*> envelopes;  // where a group of receives stores its messages' payloads
   Region batch_src;
   double batch_slept = 0;
+  // Of the stream's last step, if a network send: how much of the time it held the stream was
+  // NCCL's proxy posting it (net_post_overhead beyond the GPU's own NVLink-class part), which the
+  // kernel does not wait for.
+  double proxy_tail = 0;
   auto end_batch = [&] {
     batch_peers.clear();
     batch_slept = 0;
@@ -190,6 +196,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     sg4::Semaphore* slot = takes_slot(step) ? ctx.slot(stream.rank, step.peer, step.tag) : nullptr;
     if (slot) slot->acquire();
     if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
+    if (route.latency_class == LatencyClass::net && !step.fused) {
+      const double gpu = ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][static_cast<int>(step.protocol)];
+      proxy_tail = std::min(std::max(0.0, alpha - gpu), std::max(0.0, alpha - batch_slept));
+    }
     Envelope* envelope = &no_delay;
     if (delay > 0 || slot) {
       if (ctx.spare_envelopes.empty()) {
@@ -209,7 +219,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     if (cap > 0) comm->set_rate(cap);
     comm->start();
     if (pass == 0) ++ctx.messages;
-    previous = InFlight{comm, i, start, bytes};
+    previous = InFlight{comm, i, start, bytes, route.latency_class == LatencyClass::net, record};
     if (step.wait) {
       retire_all();
       end_batch();
@@ -273,7 +283,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       // The next call: its kernel starts when every block of this rank has ended the last one.
       record = false;
       ctx.rank_barriers[static_cast<std::size_t>(stream.rank)]->wait();
-      sg4::this_actor::sleep_for(ctx.launch_gap_s);
+      const double resume = ctx.pass_end[pass - 1][static_cast<std::size_t>(stream.rank)] + ctx.launch_gap_s;
+      if (resume > sg4::Engine::get_clock()) sg4::this_actor::sleep_for(resume - sg4::Engine::get_clock());
       // A call's data goes into the peer's buffers for that call: a sender ahead of its peer
       // waits until the peer's kernel has started, then writes eagerly again.
       accept_messages(ctx, stream, pass, sg4::Actor::self());
@@ -286,6 +297,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
           !(step.src == batch_src))
         end_batch();
       const double start = sg4::Engine::get_clock();
+      proxy_tail = 0;
       if (step.kind == StepKind::send) {
         send(i, step, start, pass);
       } else if (step.kind == StepKind::recv) {
@@ -297,12 +309,19 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
       }
     }
-    retire_all();
+    // The kernel ends when the GPU has written its last data: its NVLink and PCIe sends it writes
+    // itself, so they end with it; a network send it hands to NCCL's proxy thread, which posts
+    // it to the NIC while the next call's kernel runs (the FIFO slots still pace the two calls).
+    const double posted = sg4::Engine::get_clock();
+    for (auto& [peer, f] : in_flight)
+      if (f && !f->net) retire(f);
     if (ctx.passes > 1) {
+      const double now = sg4::Engine::get_clock();
       double& end = ctx.pass_end[pass][static_cast<std::size_t>(stream.rank)];
-      end = std::max(end, sg4::Engine::get_clock());
+      end = std::max(end, now > posted ? now : now - proxy_tail);
     }
   }
+  retire_all();
   ++ctx.finished_streams;
 }
 
