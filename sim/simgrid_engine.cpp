@@ -148,9 +148,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   std::deque<Envelope*> envelopes;  // where a group of receives stores its messages' payloads
   Region batch_src;
   double batch_slept = 0;
-  // Of the stream's last step, if a network send: how much of the time it held the stream was
-  // NCCL's proxy posting it (net_post_overhead beyond the GPU's own NVLink-class part), which the
-  // kernel does not wait for.
+  // How far the GPU is ahead of the stream: of a network send, the part of the time it held the
+  // stream that was NCCL's proxy posting it (net_post_overhead beyond the GPU's own NVLink-class
+  // part), which the kernel does not wait for. Local copies and reductions after it keep the lead;
+  // a receive or another send ends it.
   double proxy_tail = 0;
   auto end_batch = [&] {
     batch_peers.clear();
@@ -196,6 +197,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     sg4::Semaphore* slot = takes_slot(step) ? ctx.slot(stream.rank, step.peer, step.tag) : nullptr;
     if (slot) slot->acquire();
     if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
+    proxy_tail = 0;
     if (route.latency_class == LatencyClass::net && !step.fused) {
       const double gpu = ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][static_cast<int>(step.protocol)];
       proxy_tail = std::min(std::max(0.0, alpha - gpu), std::max(0.0, alpha - batch_slept));
@@ -223,6 +225,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     if (step.wait) {
       retire_all();
       end_batch();
+      proxy_tail = 0;
     }
   };
 
@@ -297,10 +300,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
           !(step.src == batch_src))
         end_batch();
       const double start = sg4::Engine::get_clock();
-      proxy_tail = 0;
       if (step.kind == StepKind::send) {
         send(i, step, start, pass);
       } else if (step.kind == StepKind::recv) {
+        proxy_tail = 0;
         i = receive(i, start, pass);
       } else {  // copy or reduce
         const std::uint64_t data_bytes = step.count() * elem;

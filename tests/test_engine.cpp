@@ -762,7 +762,7 @@ TEST_CASE("calls run back to back: a network send's proxy post does not hold the
   opt.protocol = Protocol::ll;
   opt.chunk_bytes = 64;
   opt.ranks_per_node = 8;
-  const Schedule chain = algo::compile("ring", spec, opt);
+  Schedule chain = algo::compile("ring", spec, opt);
   EngineOptions b2b = no_compute();
   b2b.back_to_back = true;
   auto run = [&](double post_us, const EngineOptions& e) {
@@ -781,6 +781,16 @@ TEST_CASE("calls run back to back: a network send's proxy post does not hold the
   CHECK(posted.total_s() == doctest::Approx(lean.total_s()).epsilon(1e-9));     // every later one
   // A call alone arrives as late with either overhead too.
   CHECK(run(post_us, no_compute()).total_s() == doctest::Approx(run(0, no_compute()).total_s()).epsilon(1e-9));
+
+  // The root's own copy of its data after it hands the network the first hop keeps the GPU's lead.
+  std::vector<int> ring = {0};
+  for (int r = 8; r < 16; ++r) ring.push_back(r);
+  for (int r = 1; r < 8; ++r) ring.push_back(r);
+  opt.rings = {ring};
+  chain = algo::compile("ring", spec, opt);
+  REQUIRE(chain.streams.front().rank == 0);
+  REQUIRE(chain.streams.front().steps.front().peer == 8);
+  CHECK(run(post_us, b2b).total_s() == doctest::Approx(run(0, b2b).total_s()).epsilon(1e-9));
 }
 
 TEST_CASE("a step over a lane between two GPUs takes nvlink_direct_hop_saving_us less; through an NVSwitch, none") {
