@@ -434,6 +434,24 @@ TEST_CASE("a pipeline of chunks to one GPU pays the step latency once, not once 
   CHECK(time == doctest::Approx(kAlpha + kChunks * chunk / kPortBandwidth).epsilon(1e-6));
 }
 
+namespace {
+// A broadcast of one float per rank down a ring of `nranks`, LL, one channel: a chain of latencies.
+struct TinyChain {
+  CollectiveSpec spec;
+  algo::AlgorithmOptions options;
+};
+TinyChain tiny_ll_chain(int nranks) {
+  TinyChain c;
+  c.spec.nranks = nranks;
+  c.spec.count = static_cast<std::uint64_t>(nranks);
+  c.spec.kind = CollectiveKind::broadcast;
+  c.options.channels = 1;
+  c.options.protocol = Protocol::ll;
+  c.options.chunk_bytes = 64;
+  return c;
+}
+}  // namespace
+
 TEST_CASE("calls run back to back overlap a chain's tail with the next call's head, not a ring's") {
   // nccl-tests times a run of calls on every rank's stream. A broadcast's root moves on to the next
   // call once its part is sent, so the calls overlap along the chain: each costs its launch and a
@@ -443,14 +461,7 @@ TEST_CASE("calls run back to back overlap a chain's tail with the next call's he
   Model m = pure_alpha_beta();
   const double launch = 5e-6;
   m.set("launch_latency_us.ll", launch * 1e6, "test");
-  CollectiveSpec spec;
-  spec.nranks = 8;
-  spec.count = 8;
-  spec.kind = CollectiveKind::broadcast;
-  algo::AlgorithmOptions opt;
-  opt.channels = 1;
-  opt.protocol = Protocol::ll;
-  opt.chunk_bytes = 64;
+  auto [spec, opt] = tiny_ll_chain(8);
   EngineOptions b2b = no_compute();
   b2b.back_to_back = true;
   const Schedule chain = algo::compile("ring", spec, opt);
@@ -753,14 +764,7 @@ TEST_CASE("calls run back to back: a network send's proxy post does not hold the
   topo::PresetOptions po;
   po.nodes = 2;
   const topo::Topology t = topo::make_preset("dgx-h100", po);
-  CollectiveSpec spec;
-  spec.nranks = 16;
-  spec.count = 16;
-  spec.kind = CollectiveKind::broadcast;
-  algo::AlgorithmOptions opt;
-  opt.channels = 1;
-  opt.protocol = Protocol::ll;
-  opt.chunk_bytes = 64;
+  auto [spec, opt] = tiny_ll_chain(16);
   opt.ranks_per_node = 8;
   Schedule chain = algo::compile("ring", spec, opt);
   EngineOptions b2b = no_compute();
