@@ -81,7 +81,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"channels", "count", "channels used when the command line does not say"});
     v.push_back({"net_post_overhead_us", "us",
                  "GPU-side time of a network step on an Intel (or other) host: a sending stream holds at least "
-                 "this long before its next step (Simple: 3x)"});
+                 "this long before its next step (Simple: 3x); what exceeds the NVLink hop latency is NCCL's "
+                 "proxy posting the step, which does not delay the next of calls run back to back"});
     v.push_back({"net_post_overhead_us.amd", "us", "the same on an AMD host"});
     v.push_back({"host_issue_us", "us",
                  "host time to issue one rank's collective call (NCCL enqueue and kernel launch): a thread "

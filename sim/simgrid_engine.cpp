@@ -173,7 +173,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     // arrival waits and the pipeline runs at the link's rate. A send to another peer (the next
     // work item) pays its local part first, and so does every step to or from an NVLS switch
     // (all GPUs meet at each chunk there).
-    double alpha = 0, delay = 0;
+    double alpha = 0, delay = 0, proxy = 0;  // proxy: the part of alpha that is the proxy's post
     if (!step.fused) {
       const int proto = static_cast<int>(step.protocol);
       const bool net = route.latency_class == LatencyClass::net;
@@ -181,10 +181,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       // NCCL's NVLink latencies are NVSwitch systems'; a lane between two GPUs skips the switch.
       if (route.direct_nvlink) alpha = std::max(0.0, alpha - ctx.direct_nvlink_saving_s);
       if (net) {
-        const double local = std::max(ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto],
-                                      ctx.plan.net_post_overhead_s(step.protocol));
+        const double gpu = ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][proto];
+        const double local = std::max(gpu, ctx.plan.net_post_overhead_s(step.protocol));
         delay = std::max(0.0, alpha - local);
         alpha = std::min(alpha, local);
+        proxy = std::max(0.0, alpha - gpu);
       }
       delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
@@ -197,11 +198,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     sg4::Semaphore* slot = takes_slot(step) ? ctx.slot(stream.rank, step.peer, step.tag) : nullptr;
     if (slot) slot->acquire();
     if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
-    proxy_tail = 0;
-    if (route.latency_class == LatencyClass::net && !step.fused) {
-      const double gpu = ctx.hop_latency_s[static_cast<int>(LatencyClass::nvlink)][static_cast<int>(step.protocol)];
-      proxy_tail = std::min(std::max(0.0, alpha - gpu), std::max(0.0, alpha - batch_slept));
-    }
+    proxy_tail = std::min(proxy, std::max(0.0, alpha - batch_slept));  // of what this send slept
     Envelope* envelope = &no_delay;
     if (delay > 0 || slot) {
       if (ctx.spare_envelopes.empty()) {
