@@ -87,6 +87,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"host_issue_us", "us",
                  "host time to issue one rank's collective call (NCCL enqueue and kernel launch): a thread "
                  "driving G GPUs issues a call at most every G times this"});
+    v.push_back({"host_channel_us", "us",
+                 "host time per channel of a rank's collective call (NCCL's enqueue writes every channel's work "
+                 "for the kernel): a call of c channels costs host_issue_us + c x this per GPU"});
     v.push_back({"host_p2p_op_us", "us",
                  "host time to enqueue one point-to-point operation (ncclSend or ncclRecv) of a call: "
                  "nccl-tests issues alltoall, gather, scatter and sendrecv as such operations, each paid on "
@@ -216,8 +219,9 @@ void Model::set(const std::string& parameter, double value, const std::string& s
   parameters_[parameter] = {value, spec->unit, source};
 }
 
-double Model::host_issue_s(int gpus_per_thread, int p2p_ops) const {
-  return (get("host_issue_us") * std::max(1, gpus_per_thread) + get("host_p2p_op_us") * std::max(0, p2p_ops)) * 1e-6;
+double Model::host_issue_s(int gpus_per_thread, int p2p_ops, int channels) const {
+  const double per_gpu = get("host_issue_us") + get("host_channel_us") * std::max(0, channels);
+  return (per_gpu * std::max(1, gpus_per_thread) + get("host_p2p_op_us") * std::max(0, p2p_ops)) * 1e-6;
 }
 
 double Model::launch_latency_s(Protocol p) const {

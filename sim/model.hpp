@@ -61,10 +61,11 @@ class Model {
   double launch_latency_s(Protocol p) const;
   // The same for a call of NVLS kernels (NVLS, NVLS-tree), which run Simple steps.
   double nvls_launch_latency_s() const;
-  // Host time one thread spends issuing a call to each of its GPUs (nccl-tests -g), plus each
-  // point-to-point operation it enqueues for them. nccl-tests issues its iterations back to back
-  // and the GPUs queue them, so a call lasts at least this long however fast the GPUs finish it.
-  double host_issue_s(int gpus_per_thread, int p2p_ops = 0) const;
+  // Host time one thread spends issuing a call of `channels` channels to each of its GPUs
+  // (nccl-tests -g), plus each point-to-point operation it enqueues for them. nccl-tests issues its
+  // iterations back to back and the GPUs queue them, so a call lasts at least this long however
+  // fast the GPUs finish it.
+  double host_issue_s(int gpus_per_thread, int p2p_ops = 0, int channels = 0) const;
   // Latency charged before each send, by the route's latency class; NCCL's tree steps have their
   // own (its hwLat table has a row per algorithm).
   double hop_latency_s(LatencyClass c, Protocol p, bool tree = false) const;

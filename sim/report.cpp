@@ -87,7 +87,7 @@ void print_table(std::ostream& out, const PerfReport& report) {
   out << "# Avg bus bandwidth    : " << avg << "\n#\n";
   if (host_bound > 0)
     out << "# " << host_bound << " of " << report.rows.size()
-        << " sizes take the host's issue time (GPUs per thread x host_issue_us), not the GPUs' own\n";
+        << " sizes take the host's issue time (GPUs per thread x (host_issue_us + channels x host_channel_us)), not the GPUs' own\n";
 }
 
 void print_csv(std::ostream& out, const PerfReport& report) {

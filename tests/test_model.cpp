@@ -36,6 +36,17 @@ TEST_CASE("a model file may start from a built-in one and override parameters") 
   CHECK(m.hbm_bandwidth_bytes_per_s() == doctest::Approx(3.35e12));
 }
 
+TEST_CASE("a thread issuing a call pays for every channel of it under NCCL 2.8, not later") {
+  // One thread driving 8 GPUs, a call of 8 channels: 8 x (4.2 + 8 x 0.2) us under NCCL 2.8.
+  const Model old_nccl = Model::builtin("ampere-nccl2.8");
+  CHECK(old_nccl.host_issue_s(8, 0, 8) == doctest::Approx(8 * (4.2 + 8 * 0.2) * 1e-6));
+  CHECK(old_nccl.host_issue_s(8) == doctest::Approx(8 * 4.2e-6));
+  // Point-to-point operations cost what host_p2p_op_us says each, on top.
+  CHECK(old_nccl.host_issue_s(1, 16, 0) == doctest::Approx((4.2 + 16 * 0.4) * 1e-6));
+  const Model later = Model::builtin("ampere");
+  CHECK(later.host_issue_s(8, 0, 8) == doctest::Approx(later.host_issue_s(8)));
+}
+
 TEST_CASE("model errors name the file and the JSON path") {
   auto bad = [](const char* text) { return Model::from_json(nlohmann::json::parse(text), "m.json"); };
   CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"nvlink_eff": {"value": 1, "source": "x"}}})"),

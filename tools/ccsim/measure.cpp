@@ -138,7 +138,11 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   if (differs) seconds_ip = time_call(spec, topology, model, options, engine, o, schedule, extrapolate, loop, true).seconds;
   p.simulation = std::move(t.simulation);
   p.extrapolated = t.extrapolated;
-  const double host_s = model.host_issue_s(options.gpus_per_thread, p2p_ops_per_thread(spec, options.gpus_per_thread));
+  // nccl-tests issues alltoall, gather, scatter and sendrecv as point-to-point operations, whose
+  // host cost host_p2p_op_us counts per operation (its channel work included).
+  const int p2p_ops = p2p_ops_per_thread(spec, options.gpus_per_thread);
+  const double host_s = model.host_issue_s(options.gpus_per_thread, p2p_ops,
+                                           p2p_ops > 0 ? 0 : options.algorithm_options.channels);
   p.row.host_bound = host_s > (out_of_place ? t.seconds : seconds_ip);
   p.row.spec = spec;
   p.row.algorithm = options.algorithm;
