@@ -177,7 +177,7 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread,
                   "GPUs one host thread drives, as nccl-tests -g: a call takes at least this many times the model's "
-                  "host_issue_us (the host issues each GPU's launch in turn)")
+                  "host_issue_us plus host_channel_us per channel (the host issues each GPU's launch in turn)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("-n,--iters", args->iters,
