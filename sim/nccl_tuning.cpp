@@ -70,6 +70,41 @@ constexpr double kPerChMaxTree[4][3] = {{26.5, 18.5, 10}, {24, 23.6, 17.8}, {38.
 constexpr double kPerChMaxNvlsTree[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96, 80}};
 constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
 
+// ---- Earlier releases. What NCCL 2.19-2.29 did differently in the parts this model reads, from
+// stored copies of their src/graph/tuning.cc (public code search, read, not copied): 2.19/2.20
+// (search-index file 358953574), 2.23-2.26 (6399501814: PAT, no Blackwell row) and 2.27
+// (15804745244: Blackwell row = 2x Hopper's), and the version notes of reference/nccl-model.md §3.8
+// (2.21: Hopper llMaxBw 141/45/35; 2.28: nvlsEfficiency; 2.29: NET NVLSTree 20.9). 2.21-2.22, of
+// which no copy was at hand, take 2.19's rules but for 2.21's Hopper llMaxBw; 2.28-2.29 take
+// 2.30's but for what §3.8 dates later (Blackwell Ring LL128 34.5 in 2.29; NET NVLSTree 14).
+struct Rules {
+  int release = kLatestRelease;
+  bool blackwell_row = true;      // 2.27+: a Blackwell row in the tables; before, Blackwell reads Hopper's
+  bool blackwell_doubles = false; // 2.27: the Blackwell row is twice Hopper's
+  bool nvls_efficiency = true;    // 2.28+: nvlsEfficiency, (nCh-1)/nCh and x2 for AllReduce; before, min(bwIntra, bwInter) and x5/6
+  bool pat = true;                // 2.23+
+  bool early = false;             // 2.19-2.22: Ring LL x1/4 (x1/3 for AG/RS/broadcast on one node), Tree Simple 28 us
+                                  // with no base, NVLS 23 us, nInterSteps 2 x nNodes, no ppn=1 network row
+  bool hopper_ll_max = true;      // 2.21+: Hopper's own llMaxBw row (2.19-2.20 read Ampere's)
+  double net_nvls_tree_us = 20.9; // NET NVLSTree Simple: 14 before 2.29
+  double blackwell_ring_ll128 = 40.0;  // 2.29: 34.5
+};
+
+Rules release_rules(int release) {
+  Rules r;
+  if (release < 19 || release >= kLatestRelease) return r;
+  r.release = release;
+  r.blackwell_row = release >= 27;
+  r.blackwell_doubles = release == 27;
+  r.nvls_efficiency = release >= 28;
+  r.pat = release >= 23;
+  r.early = release < 23;
+  r.hopper_ll_max = release >= 21;
+  if (release < 29) r.net_nvls_tree_us = 14;
+  if (release == 29) r.blackwell_ring_ll128 = 34.5;
+  return r;
+}
+
 // ---- §3.6: bandwidth factor for Tree AllReduce by size, [protocol][log2(nBytes/64)].
 constexpr int kCorrectionSizes = 24;
 constexpr double kTreeCorrection[kProtocols][kCorrectionSizes] = {
@@ -96,10 +131,28 @@ struct Comm {
   const System& s;
   Func func;
   int ppn;
-  int arch;    // row of the §3.3 tables
+  int arch;    // row of the §3.3 tables (the release's: Blackwell reads Hopper's before 2.27)
   int column;  // node column of the §3.3 tables
   int nsteps;  // ring steps of the collective (§1.2, §3.4.5)
+  Rules rules;
 };
+
+bool is_blackwell(const Comm& c) { return c.arch == index_of(Arch::blackwell); }
+
+// §3.3 caps, as the release has them.
+double per_ch_max_ring_ll128(const Comm& c) {
+  if (is_blackwell(c) && c.rules.blackwell_doubles) return 2 * kPerChMaxRingLL128[index_of(Arch::hopper)][c.column];
+  if (is_blackwell(c)) return c.rules.blackwell_ring_ll128;
+  return kPerChMaxRingLL128[c.arch][c.column];
+}
+double per_ch_max_tree_ll128(const Comm& c) {
+  if (is_blackwell(c) && c.rules.blackwell_doubles) return 2 * kPerChMaxTreeLL128[index_of(Arch::hopper)][c.column];
+  return kPerChMaxTreeLL128[c.arch][c.column];
+}
+double per_ch_max_tree(const Comm& c) {
+  if (is_blackwell(c) && c.rules.blackwell_doubles) return 2 * kPerChMaxTree[index_of(Arch::hopper)][c.column];
+  return kPerChMaxTree[c.arch][c.column];
+}
 
 // §3.3 gives columns "1 node / 2 nodes / >=4 nodes". §3.4 splits every other node-count rule at
 // "<= 2 nodes", so the third column is really "more than 2 nodes", and 3 nodes read it too.
@@ -132,7 +185,7 @@ bool serves(const Comm& c, Algo a, Protocol p) {
       if (!s.nvls || s.nodes == 1 || f != Func::all_reduce) return false;
       break;
     case Algo::pat:
-      if (!s.pat_allowed || !is_block(f)) return false;
+      if (!s.pat_allowed || !c.rules.pat || !is_block(f)) return false;
       break;
   }
   if (p != Protocol::simple && a != Algo::ring && a != Algo::tree) return false;
@@ -145,7 +198,8 @@ double ll_max_bw(const Comm& c) {
   // §3.3 †: one node reads the architecture's row; several nodes read row 0 (Intel and every other
   // vendor) or row 1 (AMD/mixed), whatever the GPU, so the Hopper and Blackwell rows' multi-node
   // cells are never read.
-  const int row = c.s.nodes == 1 ? c.arch : c.s.amd_cpu ? 1 : 0;
+  int row = c.s.nodes == 1 ? c.arch : c.s.amd_cpu ? 1 : 0;
+  if (row == index_of(Arch::hopper) && !c.rules.hopper_ll_max) row = index_of(Arch::ampere);
   return kLlMaxBw[row][c.column];
 }
 
@@ -155,7 +209,13 @@ double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
   const Graph& g = graph_of(s, a);
   const double channels = g.channels;
   double bw = (s.nodes <= 2 || is_collnet(a)) ? g.bw_intra : g.bw_inter;
-  if (a == Algo::nvls || a == Algo::nvls_tree) {
+  if ((a == Algo::nvls || a == Algo::nvls_tree) && !c.rules.nvls_efficiency) {
+    // Before 2.28 the graph's own figures, the tree's network side halved beyond 2 nodes.
+    if (a == Algo::nvls_tree) bw = std::min(g.bw_intra, s.nodes <= 2 ? g.bw_inter : g.bw_inter / 2);
+    else if (c.rules.release == 27 && c.func != Func::all_reduce)
+      bw = std::min(g.bw_intra * (c.ppn - 1) / c.ppn, 0.9 * g.bw_inter);
+    else bw = std::min(g.bw_intra, g.bw_inter);
+  } else if (a == Algo::nvls || a == Algo::nvls_tree) {
     // One channel leaves (nCh-1)/nCh = 0: NVLS needs two.
     double intra = g.bw_intra * kNvlsEfficiency[c.arch] * (channels - 1) / channels;
     // AllReduce pipelines its reduce-scatter and all-gather halves, so each sees twice the rate.
@@ -167,14 +227,18 @@ double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
   double bus = channels * bw;
 
   // Step 4, in the reference's order: each later line refines the earlier ones' result.
-  if (a == Algo::ring && p == Protocol::ll) bus = std::min(ll_max_bw(c), 0.5 * bus);
+  if (a == Algo::ring && p == Protocol::ll) {
+    // 2.19-2.22 counted a quarter of the wire (a third for one node's AG/RS/broadcast), later half.
+    const bool quarter = s.nodes > 1 || c.func == Func::all_reduce || c.func == Func::reduce;
+    const double share = c.rules.early ? (quarter ? 0.25 : 1.0 / 3.0) : 0.5;
+    bus = std::min(ll_max_bw(c), share * bus);
+  }
   if (a == Algo::ring && p == Protocol::ll128)
-    bus = std::min(0.92 * bus, channels * kPerChMaxRingLL128[c.arch][c.column]);
-  if (a == Algo::tree && c.func == Func::all_reduce)
-    bus = std::min(0.92 * bus, channels * kPerChMaxTree[c.arch][c.column]);
+    bus = std::min((c.rules.early && c.ppn < 2 ? 0.7 : 0.92) * bus, channels * per_ch_max_ring_ll128(c));
+  if (a == Algo::tree && c.func == Func::all_reduce) bus = std::min(0.92 * bus, channels * per_ch_max_tree(c));
   if (a == Algo::tree && p == Protocol::ll) bus = std::min(bus / 3.8, ll_max_bw(c));
   if (a == Algo::tree && p == Protocol::ll128)
-    bus = std::min(bus * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * kPerChMaxTreeLL128[c.arch][c.column]);
+    bus = std::min(bus * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), channels * per_ch_max_tree_ll128(c));
   if (a == Algo::tree && g.tree_pattern) bus *= 0.85;
   if (a == Algo::pat) bus *= 0.75;
   if (a == Algo::collnet_direct) {
@@ -194,16 +258,24 @@ double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
 
 // §3.4 step 5: busBw to the algorithm bandwidth NCCL stores.
 double algorithm_bandwidth(const Comm& c, Algo a, double bus) {
+  const bool nvls = a == Algo::nvls || a == Algo::nvls_tree;
+  // Before 2.28 NVLS converted at 5/6, for AG/RS too before 2.23 (only CollNetDirect's were exempt).
+  if (nvls && !c.rules.nvls_efficiency && (c.func == Func::all_reduce || c.rules.early)) return bus * 5.0 / 6.0;
   // AG/RS on anything but a ring is already counted per algorithm byte.
   if (a != Algo::ring && is_block(c.func)) return bus;
   if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree) return bus * c.s.ranks / c.nsteps;
   return bus * 0.5;  // tree and CollNet AllReduce move each byte up and back down
 }
 
-double hw_latency(const System& s, HwRow row, Algo a, Protocol p) {
+double hw_latency(const Comm& c, HwRow row, Algo a, Protocol p) {
   // §3.2: POWER hosts give Tree/Simple over PCI Ring's latency.
-  if (s.power_cpu && row == kPciRow && a == Algo::tree && p == Protocol::simple)
-    return kHwLat[kPciRow][index_of(Algo::ring)][index_of(p)];
+  if (c.s.power_cpu && row == kPciRow && a == Algo::tree && p == Protocol::simple)
+    return hw_latency(c, kPciRow, Algo::ring, p);
+  if (p == Protocol::simple && c.rules.early) {
+    if (a == Algo::tree) return 28;
+    if (row == kNvlinkRow && (a == Algo::nvls || a == Algo::nvls_tree)) return 23;
+  }
+  if (row == kNetRow && a == Algo::nvls_tree && p == Protocol::simple) return c.rules.net_nvls_tree_us;
   return kHwLat[row][index_of(a)][index_of(p)];
 }
 
@@ -216,12 +288,13 @@ double latency(const Comm& c, Algo a, Protocol p) {
   const Graph& g = graph_of(s, a);
   const int pi = index_of(p);
   const HwRow intra_row = g.type_intra == PathType::nvlink ? kNvlinkRow : kPciRow;
-  const double intra = hw_latency(s, intra_row, a, p);
-  // With one GPU per node every step waits on the network in full, which Tree's row models.
-  double inter = c.ppn == 1 ? hw_latency(s, kNetRow, Algo::tree, p) : hw_latency(s, kNetRow, a, p);
+  const double intra = hw_latency(c, intra_row, a, p);
+  // With one GPU per node every step waits on the network in full, which Tree's row models (2.23+).
+  double inter = c.ppn == 1 && !c.rules.early ? hw_latency(c, kNetRow, Algo::tree, p) : hw_latency(c, kNetRow, a, p);
   // Simple pays latencyInter twice: the second covers the flush of received data.
   inter += g.latency_inter_us * (p == Protocol::simple ? 2 : 1);
-  const double base = kBaseLat[index_of(a)][pi];
+  // 2.19-2.22 gave Tree/Simple no base latency (28 us per hop instead).
+  const double base = c.rules.early && a == Algo::tree && p == Protocol::simple ? 0.0 : kBaseLat[index_of(a)][pi];
   // The tree's depth across nodes is an integer number of levels (floor), as a binary tree's is.
   const int log2_nodes = floor_log2(static_cast<Bytes>(s.nodes));
 
@@ -230,11 +303,13 @@ double latency(const Comm& c, Algo a, Protocol p) {
       if (c.func == Func::broadcast || c.func == Func::reduce) {
         // Reading §3.2: across nodes a ring's hops are charged at the NET row.
         const HwRow row = s.nodes == 1 ? intra_row : kNetRow;
-        if (g.same_channels) return base + hw_latency(s, row, Algo::ring, p);
-        const double step = hw_latency(s, row, p == Protocol::simple ? Algo::tree : Algo::ring, p);
+        if (g.same_channels) return base + hw_latency(c, row, Algo::ring, p);
+        const double step = hw_latency(c, row, p == Protocol::simple ? Algo::tree : Algo::ring, p);
         return base + c.nsteps * step;
       }
-      const int n_inter = c.func == Func::all_reduce ? 2 * (s.nodes - 1) : s.nodes - 1;
+      // 2.19-2.22 counted 2 x nNodes network steps for AllReduce (tuning.cc of 2.19), later 2 x (nNodes-1).
+      const int n_inter = c.func == Func::all_reduce ? (c.rules.early && s.nodes > 1 ? 2 * s.nodes : 2 * (s.nodes - 1))
+                                                     : s.nodes - 1;
       // Across nodes every step still posts a network operation (x3 for Simple), whatever its link.
       const double overhead = s.nodes > 1 ? net_overhead_us(s) * (p == Protocol::simple ? 3 : 1) : 0.0;
       return base + (c.nsteps - n_inter) * std::max(intra, overhead) + n_inter * inter;
@@ -271,6 +346,14 @@ void check(const System& s) {
 
 }  // namespace
 
+
+int release_of(std::string_view v) {
+  if (v.size() < 3 || v[0] != '2' || v[1] != '.') return 0;
+  int minor = 0;
+  std::size_t i = 2;
+  for (; i < v.size() && v[i] >= '0' && v[i] <= '9'; ++i) minor = minor * 10 + (v[i] - '0');
+  return i == 2 ? 0 : minor;
+}
 
 Arch arch_from_sm(int sm) {
   if (sm < 80) return Arch::volta;
@@ -324,8 +407,10 @@ std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, 
     return table;
   }
 
-  const Comm c{system, func, system.ranks / system.nodes, index_of(system.arch), node_column(system.nodes),
-               ring_steps(func, system.ranks)};
+  const Rules rules = release_rules(system.release == 0 ? kLatestRelease : system.release);
+  const Arch row = system.arch == Arch::blackwell && !rules.blackwell_row ? Arch::hopper : system.arch;
+  const Comm c{system, func, system.ranks / system.nodes, index_of(row), node_column(system.nodes),
+               ring_steps(func, system.ranks), rules};
   const double bytes = static_cast<double>(nbytes);
   for (auto& e : table) {
     if (!serves(c, e.algo, e.proto)) continue;
@@ -335,8 +420,7 @@ std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, 
 
     // §3.6 tree correction, also for NVLSTree on Blackwell with x86 hosts. Sizes under 64 B have
     // no log2(nBytes/64) index and sizes from 512 MiB on are excluded, so both keep their bandwidth.
-    const bool corrected = e.algo == Algo::tree ||
-                           (e.algo == Algo::nvls_tree && system.arch == Arch::blackwell && system.x86_cpu);
+    const bool corrected = e.algo == Algo::tree || (e.algo == Algo::nvls_tree && is_blackwell(c) && system.x86_cpu);
     if (corrected && func == Func::all_reduce && nbytes >= 64 && nbytes < kCorrectionLimit)
       bw *= kTreeCorrection[index_of(e.proto)][floor_log2(nbytes >> 6)];
 

@@ -33,6 +33,11 @@ std::string_view to_string(Func func);
 // class (PCI, and NET for a graph with one GPU per node) takes the PCI row, as NCCL does (§3.2).
 enum class PathType { nvlink, pci, net };
 
+// The newest release whose cost model this file encodes (2.30).
+constexpr int kLatestRelease = 30;
+// "2.26.2" or "2.26" -> 26; 0 for an empty or unreadable version or a major other than 2.
+int release_of(std::string_view nccl_version);
+
 // One NCCL graph after the search (§3.1).
 struct Graph {
   int channels = 0;        // 0: no such graph, so the algorithms built on it are unavailable
@@ -48,6 +53,11 @@ struct Graph {
 // topology and environment before the model runs (§1.1, §2); the model only obeys it.
 struct System {
   Arch arch = Arch::hopper;     // of the oldest GPU (NCCL's minCompCap)
+  // The NCCL 2.x release whose cost model decides (its minor number: 26 for 2.26.2); 0 or anything
+  // from kLatestRelease on: 2.30's. Releases 2.19-2.29 follow their own tables and formulas where
+  // they differ in ways the model reads (`release_rules` in nccl_tuning.cpp); before 2.19 (no source
+  // at hand) 2.30's apply.
+  int release = 0;
   int nodes = 1;                // the §3.3 caps read column 1 node / 2 nodes / more than 2 (3 included)
   int ranks = 8;                // must be a multiple of nodes: ppn = ranks / nodes
   bool amd_cpu = false;         // AMD hosts: llMaxBw row 1 across nodes, 2 us net overhead (§3.2, §3.3)

@@ -403,3 +403,113 @@ TEST_CASE("NCCL tuning: fp8, one rank and bad systems") {
   bad.nodes = 0;
   CHECK_THROWS_AS(cost_table(bad, Func::all_reduce, 8), Error);
 }
+
+TEST_CASE("NCCL tuning: a release number from a version") {
+  CHECK(release_of("2.26.2") == 26);
+  CHECK(release_of("2.30") == 30);
+  CHECK(release_of("2.8.4") == 8);
+  CHECK(release_of("") == 0);
+  CHECK(release_of("3.0.1") == 0);
+  CHECK(release_of("2.x") == 0);
+}
+
+TEST_CASE("NCCL tuning: releases before 2.28 rate NVLS by the graph alone") {
+  System one = h100_node(true);
+  one.release = 26;
+  // min(bwIntra, bwInter) per channel, no efficiency, and 5/6 of it as the algorithm bandwidth.
+  const Estimate ar = at(one, Func::all_reduce, 1 * GiB, Algo::nvls, Protocol::simple);
+  CHECK(ar.bus_bw_gbps == doctest::Approx(16 * 30));
+  CHECK(ar.alg_bw_gbps == doctest::Approx(16 * 30 * 5.0 / 6));
+  // AG/RS: 2.23-2.26 take the same per-channel figure unconverted; 2.27 scales by (ppn-1)/ppn.
+  CHECK(at(one, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).alg_bw_gbps == doctest::Approx(16 * 30));
+  one.release = 27;
+  CHECK(at(one, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).alg_bw_gbps == doctest::Approx(16 * 30 * 7.0 / 8));
+  // 2.19-2.22 converted NVLS AG/RS at 5/6 too.
+  one.release = 20;
+  CHECK(at(one, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).alg_bw_gbps == doctest::Approx(16 * 30 * 5.0 / 6));
+
+  // NVLSTree on 2 nodes: min(bwIntra, bwInter), no doubling and no cap; the network hop costs 14
+  // us before 2.29, 20.9 from then on.
+  System two = h100_two_nodes(true);
+  two.release = 26;
+  const Estimate nt = at(two, Func::all_reduce, 1 * GiB, Algo::nvls_tree, Protocol::simple);
+  CHECK(nt.bus_bw_gbps == doctest::Approx(16 * 24));
+  CHECK(nt.alg_bw_gbps == doctest::Approx(16 * 24 * 5.0 / 6));
+  CHECK(nt.latency_us == doctest::Approx(25 + 2 * 14));
+  two.release = 28;
+  CHECK(at(two, Func::all_reduce, 1 * GiB, Algo::nvls_tree, Protocol::simple).latency_us == doctest::Approx(25 + 2 * 14));
+  two.release = 29;
+  CHECK(at(two, Func::all_reduce, 1 * GiB, Algo::nvls_tree, Protocol::simple).latency_us == doctest::Approx(25 + 2 * 20.9));
+  // Beyond 2 nodes the network side is halved.
+  System four = h100_two_nodes(true);
+  four.nodes = 4;
+  four.ranks = 32;
+  four.release = 26;
+  CHECK(at(four, Func::all_reduce, 1 * GiB, Algo::nvls_tree, Protocol::simple).bus_bw_gbps == doctest::Approx(16 * 12));
+}
+
+TEST_CASE("NCCL tuning: Blackwell's row by release") {
+  System s = h100_node(false);
+  s.arch = Arch::blackwell;
+  s.ring = s.tree = graph(16, 100, 100);
+  auto ll128_cap = [&](int release) {
+    s.release = release;
+    return at(s, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll128).bus_bw_gbps / 16;
+  };
+  CHECK(ll128_cap(26) == doctest::Approx(36.7));  // no Blackwell row yet: Hopper's
+  CHECK(ll128_cap(27) == doctest::Approx(73.4));  // twice Hopper's
+  CHECK(ll128_cap(29) == doctest::Approx(34.5));
+  CHECK(ll128_cap(0) == doctest::Approx(40.0));
+  // One node's LL cap: Hopper's 141 before 2.27, Blackwell's 282 from then on.
+  s.ring = s.tree = graph(16, 40, 40);
+  s.release = 26;
+  CHECK(at(s, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(141));
+  s.release = 27;
+  CHECK(at(s, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(282));
+}
+
+TEST_CASE("NCCL tuning: 2.19-2.22") {
+  System one = h100_node(false);
+  one.release = 20;
+  // Ring LL: a quarter of the wire for AllReduce (a third for one node's all_gather), under
+  // Ampere's one-node llMaxBw of 87.7 until 2.21 gave Hopper 141.
+  one.ring = one.tree = graph(16, 15, 15);
+  CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(16 * 15 / 4.0));
+  CHECK(at(one, Func::all_gather, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(16 * 15 / 3.0));
+  one.ring = one.tree = graph(16, 100, 100);
+  CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(87.7));
+  CHECK(at(one, Func::all_gather, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(87.7));
+  one.release = 21;
+  CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(141));
+  // Tree/Simple: 28 us a hop and no base latency; NVLS 23 us.
+  one.nvls = true;
+  CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::tree, Protocol::simple).latency_us == doctest::Approx(2 * 7 * 28));
+  CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::nvls, Protocol::simple).latency_us == doctest::Approx(23));
+  // A multi-node ring AllReduce counted 2 x nNodes network steps.
+  System two = h100_two_nodes(false);
+  two.release = 20;
+  // Intra steps cost NVLink's 3.4 us (above Simple's 3 us of network posts), network steps 14.
+  CHECK(at(two, Func::all_reduce, 1 * KiB, Algo::ring, Protocol::simple).latency_us ==
+        doctest::Approx(8.4 + (30 - 4) * 3.4 + 4 * 14.0));
+  // No PAT before 2.23.
+  System pat;
+  pat.arch = Arch::hopper;
+  pat.nodes = pat.ranks = 4;
+  pat.pat_allowed = true;
+  pat.ring = pat.tree = graph(4, 40, 40, PathType::net);
+  pat.release = 22;
+  CHECK(at(pat, Func::all_gather, 1 * MiB, Algo::pat, Protocol::simple).time_us < 0);
+  pat.release = 23;
+  CHECK(at(pat, Func::all_gather, 1 * MiB, Algo::pat, Protocol::simple).time_us > 0);
+}
+
+TEST_CASE("NCCL tuning: releases without a source at hand take 2.30's model") {
+  for (int release : {8, 18, 30, 31}) {
+    System a = h100_two_nodes(true), b = h100_two_nodes(true);
+    a.release = release;
+    for (Bytes n : {Bytes{1} * KiB, 4 * MiB, 1 * GiB}) {
+      const auto ta = cost_table(a, Func::all_reduce, n), tb = cost_table(b, Func::all_reduce, n);
+      for (std::size_t i = 0; i < ta.size(); ++i) CHECK(ta[i].time_us == doctest::Approx(tb[i].time_us));
+    }
+  }
+}

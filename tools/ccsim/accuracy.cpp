@@ -61,6 +61,7 @@ struct LogResult {
   int iters = kNcclTestsIters;
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   std::string topology, model;
+  int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
   std::vector<RowResult> rows;
 };
@@ -104,6 +105,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.protocol = c.protocol;
   selection.gpus_per_thread = prepared.gpus_per_thread;
   selection.iters = prepared.iters;
+  selection.nccl_release = nccl_release(prepared);
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;
@@ -116,6 +118,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
   out.model = model.name();
+  out.nccl_release = selection.nccl_release;
   std::size_t done = 0;
   for (const auto& call : prepared.calls) {
     ++done;
@@ -157,8 +160,9 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
 
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
+  const int release = r.nccl_release >= 19 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
   o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
-    << r.model << "), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
+    << r.model << ", NCCL 2." << release << "'s choices), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
@@ -249,7 +253,7 @@ int run_accuracy(const AccuracyArgs& a) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"rows", rows}});
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"rows", rows}});
   }
   if (cases.size() > 1) {
     for (const auto& [name, t] : by_class) std::cout << "class \"" << name << "\": " << t.text(baseline) << "\n";

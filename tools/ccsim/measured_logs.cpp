@@ -9,6 +9,7 @@
 
 #include "sim/error.hpp"
 #include "sim/model.hpp"
+#include "sim/nccl_tuning.hpp"
 #include "sim/text_file.hpp"
 #include "sim/topology/gpu_models.hpp"
 #include "sim/topology/json_io.hpp"
@@ -80,6 +81,10 @@ std::vector<LogCase> read_map(const std::string& file) {
       }
       c.model = *model;
     }
+    if (auto nccl = optional_string(e, "nccl", where, "an NCCL version such as \"2.18.5\"")) {
+      if (nccl::release_of(*nccl) == 0) throw Error(file + ": " + where + ".nccl: expected an NCCL 2.x version such as \"2.18.5\", got \"" + *nccl + "\"");
+      c.nccl = *nccl;
+    }
     if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
     cases.push_back(std::move(c));
   }
@@ -89,6 +94,8 @@ std::vector<LogCase> read_map(const std::string& file) {
 std::string default_model_name(const PreparedLog& p) {
   return p.c.model.empty() ? Model::builtin_name_for(p.topology.gpu_arch(), p.log.nccl_version) : p.c.model;
 }
+
+int nccl_release(const PreparedLog& p) { return nccl::release_of(p.c.nccl.empty() ? p.log.nccl_version : p.c.nccl); }
 
 // Measured time of a row, from the chosen column; summary tables carry only busbw.
 std::optional<MeasuredTime> measured_time(const MeasuredRow& row, const std::string& column, CollectiveKind kind, int ranks) {

@@ -28,6 +28,9 @@ struct LogCase {
   // The built-in timing model of the system's NCCL where it differs from its GPU family's (e.g.
   // "ampere-nccl2.8"); empty: the family's.
   std::string model;
+  // The NCCL release the source states where the log does not (summary tables): its cost model
+  // decides `auto` (nccl::System::release); empty: the log's own, else 2.30's.
+  std::string nccl;
   std::string note;
 };
 
@@ -73,5 +76,8 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
 // its NCCL, else the one for the NCCL release the log states (Model::builtin_name_for), else its
 // GPU family's.
 std::string default_model_name(const PreparedLog& p);
+// The NCCL release (2.x minor) whose cost model decides for the log: the map's, else the log's; 0:
+// neither states one (2.30's then).
+int nccl_release(const PreparedLog& p);
 
 }  // namespace ccsim::cli

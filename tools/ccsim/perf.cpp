@@ -36,6 +36,7 @@ struct PerfArgs {
   std::string algorithm = "auto";
   std::string protocol = "auto";
   std::string select = "nccl";
+  std::string nccl_version;
   std::optional<int> channels;
   std::string chunk_bytes;
   std::string check_limit = "1G";
@@ -78,6 +79,10 @@ int run_perf(const PerfArgs& a) {
   selection.levels = a.levels;
   selection.gpus_per_thread = a.gpus_per_thread;
   selection.iters = a.iters;
+  if (!a.nccl_version.empty()) {
+    selection.nccl_release = nccl::release_of(a.nccl_version);
+    if (selection.nccl_release == 0) throw Error("--nccl: expected an NCCL 2.x version such as 2.26, got \"" + a.nccl_version + "\"");
+  }
   const Planner planner(topology, model, nranks, selection);
   const bool check = a.check != 0;
   const Bytes check_limit = parse_bytes(a.check_limit);
@@ -192,10 +197,13 @@ Runner add_perf(CLI::App& app) {
                   "fastest: the fastest by simulation)")->capture_default_str();
   cmd->add_option("--proto", args->protocol, "Protocol: simple, ll, ll128, or auto (as --algo)")->capture_default_str();
   cmd->add_option("--select", args->select,
-                  "What auto means: nccl (NCCL 2.30's cost model) or fastest (simulate every algorithm and "
+                  "What auto means: nccl (NCCL's cost model, 2.30's unless --nccl) or fastest (simulate every algorithm and "
                   "protocol the machine allows, keep the fastest)")
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
+  cmd->add_option("--nccl", args->nccl_version,
+                  "NCCL release whose cost model picks for auto (e.g. 2.26): 2.19-2.29 choose by their own tables "
+                  "and formulas where they differ from 2.30's; earlier releases and the default take 2.30's");
   cmd->add_option("--channels", args->channels,
                   "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes,

@@ -20,6 +20,7 @@ struct Selection {
   std::vector<std::string> levels;   // hierarchical
   int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
   int iters = kNcclTestsIters;       // calls in the timed loop (nccl-tests -n): PointOptions::iters
+  int nccl_release = 0;              // NCCL 2.x minor whose cost model decides `auto` (nccl::System::release)
 };
 
 class Planner {
