@@ -70,29 +70,30 @@ constexpr double kPerChMaxTree[4][3] = {{26.5, 18.5, 10}, {24, 23.6, 17.8}, {38.
 constexpr double kPerChMaxNvlsTree[4][3] = {{0, 0, 0}, {0, 0, 0}, {0, 57.7, 45.5}, {0, 96, 80}};
 constexpr double kNvlsEfficiency[4] = {0, 0, 0.85, 0.74};
 
-// ---- Earlier releases. What NCCL 2.19-2.29 did differently in the parts this model reads, from
+// ---- Earlier releases. What NCCL 2.18-2.29 did differently in the parts this model reads, from
 // stored copies of their src/graph/tuning.cc (public code search, read, not copied): 2.19/2.20
 // (search-index file 358953574), 2.23-2.26 (6399501814: PAT, no Blackwell row) and 2.27
 // (15804745244: Blackwell row = 2x Hopper's), and the version notes of reference/nccl-model.md §3.8
-// (2.21: Hopper llMaxBw 141/45/35; 2.28: nvlsEfficiency; 2.29: NET NVLSTree 20.9). 2.21-2.22, of
-// which no copy was at hand, take 2.19's rules but for 2.21's Hopper llMaxBw; 2.28-2.29 take
-// 2.30's but for what §3.8 dates later (Blackwell Ring LL128 34.5 in 2.29; NET NVLSTree 14).
+// (2.18: Tree/Simple 4 us a hop; 2.21: Hopper llMaxBw 141/45/35; 2.28: nvlsEfficiency; 2.29: NET
+// NVLSTree 20.9). 2.18 and 2.21-2.22, of which no copy was at hand, take 2.19's rules but for what
+// §3.8 dates (2.18's Tree/Simple hop, 2.21's Hopper llMaxBw); 2.28-2.29 take 2.30's but for what
+// §3.8 dates later (Blackwell Ring LL128 34.5 in 2.29; NET NVLSTree 14 before).
 struct Rules {
   int release = kLatestRelease;
   bool blackwell_row = true;      // 2.27+: a Blackwell row in the tables; before, Blackwell reads Hopper's
   bool blackwell_doubles = false; // 2.27: the Blackwell row is twice Hopper's
   bool nvls_efficiency = true;    // 2.28+: nvlsEfficiency, (nCh-1)/nCh and x2 for AllReduce; before, min(bwIntra, bwInter) and x5/6
   bool pat = true;                // 2.23+
-  bool early = false;             // 2.19-2.22: Ring LL x1/4 (x1/3 for AG/RS/broadcast on one node), Tree Simple 28 us
+  bool early = false;             // 2.18-2.22: Ring LL x1/4 (x1/3 for AG/RS/broadcast on one node), Tree Simple 28 us (2.18: 4)
                                   // with no base, NVLS 23 us, nInterSteps 2 x nNodes, no ppn=1 network row
-  bool hopper_ll_max = true;      // 2.21+: Hopper's own llMaxBw row (2.19-2.20 read Ampere's)
+  bool hopper_ll_max = true;      // 2.21+: Hopper's own llMaxBw row (2.18-2.20 read Ampere's)
   double net_nvls_tree_us = 20.9; // NET NVLSTree Simple: 14 before 2.29
   double blackwell_ring_ll128 = 40.0;  // 2.29: 34.5
 };
 
 Rules release_rules(int release) {
   Rules r;
-  if (release < 19 || release >= kLatestRelease) return r;
+  if (release < 18 || release >= kLatestRelease) return r;
   r.release = release;
   r.blackwell_row = release >= 27;
   r.blackwell_doubles = release == 27;
@@ -272,7 +273,7 @@ double hw_latency(const Comm& c, HwRow row, Algo a, Protocol p) {
   if (c.s.power_cpu && row == kPciRow && a == Algo::tree && p == Protocol::simple)
     return hw_latency(c, kPciRow, Algo::ring, p);
   if (p == Protocol::simple && c.rules.early) {
-    if (a == Algo::tree) return 28;
+    if (a == Algo::tree) return c.rules.release == 18 ? 4.0 : 28.0;
     if (row == kNvlinkRow && (a == Algo::nvls || a == Algo::nvls_tree)) return 23;
   }
   if (row == kNetRow && a == Algo::nvls_tree && p == Protocol::simple) return c.rules.net_nvls_tree_us;

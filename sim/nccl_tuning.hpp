@@ -54,8 +54,8 @@ struct Graph {
 struct System {
   Arch arch = Arch::hopper;     // of the oldest GPU (NCCL's minCompCap)
   // The NCCL 2.x release whose cost model decides (its minor number: 26 for 2.26.2); 0 or anything
-  // from kLatestRelease on: 2.30's. Releases 2.19-2.29 follow their own tables and formulas where
-  // they differ in ways the model reads (`release_rules` in nccl_tuning.cpp); before 2.19 (no source
+  // from kLatestRelease on: 2.30's. Releases 2.18-2.29 follow their own tables and formulas where
+  // they differ in ways the model reads (`release_rules` in nccl_tuning.cpp); before 2.18 (no source
   // at hand) 2.30's apply.
   int release = 0;
   int nodes = 1;                // the §3.3 caps read column 1 node / 2 nodes / more than 2 (3 included)

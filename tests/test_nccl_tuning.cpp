@@ -468,7 +468,7 @@ TEST_CASE("NCCL tuning: Blackwell's row by release") {
   CHECK(at(s, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll).bus_bw_gbps == doctest::Approx(282));
 }
 
-TEST_CASE("NCCL tuning: 2.19-2.22") {
+TEST_CASE("NCCL tuning: 2.18-2.22") {
   System one = h100_node(false);
   one.release = 20;
   // Ring LL: a quarter of the wire for AllReduce (a third for one node's all_gather), under
@@ -484,6 +484,10 @@ TEST_CASE("NCCL tuning: 2.19-2.22") {
   // Tree/Simple: 28 us a hop and no base latency; NVLS 23 us.
   one.nvls = true;
   CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::tree, Protocol::simple).latency_us == doctest::Approx(2 * 7 * 28));
+  // 2.18 had 2.19's rules but Tree/Simple's 4 us hop (§3.8).
+  one.release = 18;
+  CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::tree, Protocol::simple).latency_us == doctest::Approx(2 * 7 * 4));
+  one.release = 20;
   CHECK(at(one, Func::all_reduce, 1 * GiB, Algo::nvls, Protocol::simple).latency_us == doctest::Approx(23));
   // A multi-node ring AllReduce counted 2 x nNodes network steps.
   System two = h100_two_nodes(false);
@@ -504,7 +508,7 @@ TEST_CASE("NCCL tuning: 2.19-2.22") {
 }
 
 TEST_CASE("NCCL tuning: releases without a source at hand take 2.30's model") {
-  for (int release : {8, 18, 30, 31}) {
+  for (int release : {8, 17, 30, 31}) {
     System a = h100_two_nodes(true), b = h100_two_nodes(true);
     a.release = release;
     for (Bytes n : {Bytes{1} * KiB, 4 * MiB, 1 * GiB}) {

@@ -202,7 +202,7 @@ Runner add_perf(CLI::App& app) {
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
   cmd->add_option("--nccl", args->nccl_version,
-                  "NCCL release whose cost model picks for auto (e.g. 2.26): 2.19-2.29 choose by their own tables "
+                  "NCCL release whose cost model picks for auto (e.g. 2.26): 2.18-2.29 choose by their own tables "
                   "and formulas where they differ from 2.30's; earlier releases and the default take 2.30's");
   cmd->add_option("--channels", args->channels,
                   "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages)");
