@@ -84,8 +84,9 @@ struct Rules {
   bool blackwell_doubles = false; // 2.27: the Blackwell row is twice Hopper's
   bool nvls_efficiency = true;    // 2.28+: nvlsEfficiency, (nCh-1)/nCh and x2 for AllReduce; before, min(bwIntra, bwInter) and x5/6
   bool pat = true;                // 2.23+
-  bool early = false;             // 2.18-2.22: Ring LL x1/4 (x1/3 for AG/RS/broadcast on one node), Tree Simple 28 us (2.18: 4)
-                                  // with no base, NVLS 23 us, nInterSteps 2 x nNodes, no ppn=1 network row
+  bool early = false;             // 2.18-2.22: Ring LL x1/4 (x1/3 for AG/RS/broadcast on one node), Ring LL128 x0.7
+                                  // with one GPU per node, Tree Simple 28 us (2.18: 4) with no base, NVLS 23 us,
+                                  // nInterSteps 2 x nNodes, no ppn=1 network row, NVLS AG/RS at 5/6
   bool hopper_ll_max = true;      // 2.21+: Hopper's own llMaxBw row (2.18-2.20 read Ampere's)
   double net_nvls_tree_us = 20.9; // NET NVLSTree Simple: 14 before 2.29
   double blackwell_ring_ll128 = 40.0;  // 2.29: 34.5
@@ -229,7 +230,7 @@ double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
 
   // Step 4, in the reference's order: each later line refines the earlier ones' result.
   if (a == Algo::ring && p == Protocol::ll) {
-    // 2.19-2.22 counted a quarter of the wire (a third for one node's AG/RS/broadcast), later half.
+    // 2.18-2.22 counted a quarter of the wire (a third for one node's AG/RS/broadcast), later half.
     const bool quarter = s.nodes > 1 || c.func == Func::all_reduce || c.func == Func::reduce;
     const double share = c.rules.early ? (quarter ? 0.25 : 1.0 / 3.0) : 0.5;
     bus = std::min(ll_max_bw(c), share * bus);
@@ -294,7 +295,7 @@ double latency(const Comm& c, Algo a, Protocol p) {
   double inter = c.ppn == 1 && !c.rules.early ? hw_latency(c, kNetRow, Algo::tree, p) : hw_latency(c, kNetRow, a, p);
   // Simple pays latencyInter twice: the second covers the flush of received data.
   inter += g.latency_inter_us * (p == Protocol::simple ? 2 : 1);
-  // 2.19-2.22 gave Tree/Simple no base latency (28 us per hop instead).
+  // 2.18-2.22 gave Tree/Simple no base latency (its hops cost 28 us, 4 in 2.18).
   const double base = c.rules.early && a == Algo::tree && p == Protocol::simple ? 0.0 : kBaseLat[index_of(a)][pi];
   // The tree's depth across nodes is an integer number of levels (floor), as a binary tree's is.
   const int log2_nodes = floor_log2(static_cast<Bytes>(s.nodes));
@@ -308,7 +309,7 @@ double latency(const Comm& c, Algo a, Protocol p) {
         const double step = hw_latency(c, row, p == Protocol::simple ? Algo::tree : Algo::ring, p);
         return base + c.nsteps * step;
       }
-      // 2.19-2.22 counted 2 x nNodes network steps for AllReduce (tuning.cc of 2.19), later 2 x (nNodes-1).
+      // 2.18-2.22 counted 2 x nNodes network steps for AllReduce (tuning.cc of 2.19), later 2 x (nNodes-1).
       const int n_inter = c.func == Func::all_reduce ? (c.rules.early && s.nodes > 1 ? 2 * s.nodes : 2 * (s.nodes - 1))
                                                      : s.nodes - 1;
       // Across nodes every step still posts a network operation (x3 for Simple), whatever its link.

@@ -424,7 +424,7 @@ TEST_CASE("NCCL tuning: releases before 2.28 rate NVLS by the graph alone") {
   CHECK(at(one, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).alg_bw_gbps == doctest::Approx(16 * 30));
   one.release = 27;
   CHECK(at(one, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).alg_bw_gbps == doctest::Approx(16 * 30 * 7.0 / 8));
-  // 2.19-2.22 converted NVLS AG/RS at 5/6 too.
+  // 2.18-2.22 converted NVLS AG/RS at 5/6 too.
   one.release = 20;
   CHECK(at(one, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).alg_bw_gbps == doctest::Approx(16 * 30 * 5.0 / 6));
 

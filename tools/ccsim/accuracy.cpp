@@ -160,7 +160,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
 
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
-  const int release = r.nccl_release >= 19 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
+  const int release = r.nccl_release >= 18 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
   o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
     << r.model << ", NCCL 2." << release << "'s choices), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
