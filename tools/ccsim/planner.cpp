@@ -92,13 +92,7 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
     return point(spec, selection_.algorithm, pr, std::max(1, system_.ring.channels));
   }
   const Bytes bytes = nccl::cost_bytes(spec);
-  std::optional<nccl::Estimate> best;
-  for (const auto& e : nccl::cost_table(system_, *func, bytes)) {
-    if (e.time_us < 0) continue;
-    if (want_algo && e.algo != *want_algo) continue;
-    if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
-    if (!best || e.time_us < best->time_us) best = e;  // strict: ties keep NCCL's earlier index
-  }
+  const auto best = nccl_best(spec);
   if (!best) {
     // The user named something NCCL's model rules out here: run it anyway, so that the algorithm
     // itself says why it cannot run, or runs when NCCL merely would not choose it.
@@ -144,10 +138,29 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
   return out;
 }
 
-std::optional<double> Planner::nccl_estimate_us(const CollectiveSpec& spec) const {
+std::optional<nccl::Estimate> Planner::nccl_best(const CollectiveSpec& spec) const {
   const auto func = nccl::function_of(spec.kind);
   if (!func) return std::nullopt;
-  return nccl::choose(system_, *func, nccl::cost_bytes(spec)).time_us;
+  const bool fixed_algo = selection_.algorithm != "auto";
+  const bool fixed_proto = selection_.protocol != "auto";
+  const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
+  if (fixed_algo && !want_algo) return std::nullopt;
+  std::optional<nccl::Estimate> best;
+  for (const auto& e : nccl::cost_table(system_, *func, nccl::cost_bytes(spec))) {
+    if (e.time_us < 0) continue;
+    if (want_algo && e.algo != *want_algo) continue;
+    if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
+    if (!best || e.time_us < best->time_us) best = e;  // strict: ties keep NCCL's earlier index
+  }
+  return best;
+}
+
+std::optional<double> Planner::nccl_estimate_us(const CollectiveSpec& spec) const {
+  // Under NCCL_ALGO / NCCL_PROTO NCCL's model rates only what they leave (the others' bandwidth is
+  // zero), so its estimate is that of the fixed selection's best, as is what it runs.
+  const auto best = nccl_best(spec);
+  if (!best) return std::nullopt;
+  return best->time_us;
 }
 
 Point measure_best(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,

@@ -8,6 +8,7 @@
 
 #include "ccsim/measure.hpp"
 #include "sim/nccl_system.hpp"
+#include "sim/nccl_tuning.hpp"
 
 namespace ccsim::cli {
 
@@ -29,12 +30,15 @@ class Planner {
 
   // One candidate normally; every (algorithm, protocol) the machine allows in fastest mode.
   std::vector<PointOptions> candidates(const CollectiveSpec& spec) const;
-  // NCCL's own time estimate for what it would pick (its cost model), when it covers the call.
+  // NCCL's own time estimate for what it would pick (its cost model) under the fixed parts of the
+  // selection (NCCL_ALGO / NCCL_PROTO), when it covers the call.
   std::optional<double> nccl_estimate_us(const CollectiveSpec& spec) const;
   const nccl::System& system() const { return system_; }
 
  private:
   PointOptions point(const CollectiveSpec& spec, const std::string& algorithm, Protocol protocol, int channels) const;
+  // NCCL's cheapest (algorithm, protocol) under the fixed parts of the selection.
+  std::optional<nccl::Estimate> nccl_best(const CollectiveSpec& spec) const;
   // The (algorithm, protocol, channels) NCCL would use under the fixed parts of the selection.
   std::optional<PointOptions> nccl_pick(const CollectiveSpec& spec) const;
 
