@@ -209,7 +209,10 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   }
   p.topology = build_topology(machine);
   const int node_gpus = p.topology.gpus_per_node();
-  if (!machine.nodes_given && p.log.hosts.size() > 1 && machine.preset.nodes == 1) {
+  // A topology file of several nodes describes them itself: only a one-node machine takes the
+  // log's hosts as its node count.
+  const bool one_node = static_cast<int>(p.topology.gpu_count()) == node_gpus;
+  if (!machine.nodes_given && p.log.hosts.size() > 1 && machine.preset.nodes == 1 && one_node) {
     const int hosts = static_cast<int>(p.log.hosts.size());
     const bool racks = rack_scale(machine.name, p.log);
     if (p.log.ranks.value_or(0) > node_gpus) {
