@@ -77,6 +77,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "leaving fewer to copy into and out of the switch's buffers (src/device/all_reduce.h)"});
     v.push_back({"cpu_p2p_bandwidth_factor", "fraction",
                  "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
+    v.push_back({"shm_bandwidth_factor", "fraction",
+                 "GPU-to-GPU traffic through host memory (no PCIe P2P: NCCL's SHM transport) runs at this share "
+                 "of its narrowest link, the rate of the receiver's loads from host memory"});
     v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});
     v.push_back({"channels", "count", "channels used when the command line does not say"});
     v.push_back({"net_post_overhead_us", "us",

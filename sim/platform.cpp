@@ -102,7 +102,8 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     }
     if (route.via_cpu && !schedule.is_switch(src) && !schedule.is_switch(dst)) {
       // NCCL rates P2P through a CPU at a fraction of the narrowest link (§3.1): what the CPU
-      // forwards between two GPUs, each direction shared by every transfer between them.
+      // forwards between two GPUs, each direction shared by every transfer between them. Through
+      // host memory (SHM) the receiver's SM loads set the pace instead.
       double narrowest = 0;
       for (const auto& [link, forward] : pr.hops) {
         const double bw = plan.links_[link].bandwidth_bytes_per_s;
@@ -114,9 +115,11 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
         const std::string a = device_name(topology.gpu(static_cast<std::size_t>(lo)));
         const std::string b = device_name(topology.gpu(static_cast<std::size_t>(hi)));
         PlatformLink pl;
-        pl.bandwidth_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor();
-        pl.forward_name = a + "->" + b + " (P2P through the CPU)";
-        pl.backward_name = b + "->" + a + " (P2P through the CPU)";
+        pl.bandwidth_bytes_per_s =
+            narrowest * (route.shm ? model.get("shm_bandwidth_factor") : model.cpu_p2p_bandwidth_factor());
+        const std::string how = route.shm ? " (through host memory)" : " (P2P through the CPU)";
+        pl.forward_name = a + "->" + b + how;
+        pl.backward_name = b + "->" + a + how;
         plan.links_.push_back(pl);
       }
       pr.hops.emplace_back(it->second, src == lo);

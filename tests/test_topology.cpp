@@ -544,3 +544,26 @@ TEST_CASE("a lane into an NVSwitch carries nvswitch_efficiency of what a lane be
   // Hopper's figure is read off switched systems: a switched lane keeps all of it.
   CHECK(Model::builtin("hopper").nvswitch_efficiency() == 1.0);
 }
+
+TEST_CASE("without PCIe P2P, GPU pairs go through host memory at the receiver's CPU; NVLink stays direct") {
+  Topology t = make_preset("pcie-gen4-8gpu");
+  // With P2P the two GPUs of a PCIe switch meet under it.
+  CHECK(route_names(t, 0, 1) == std::vector<std::string>{"pcie0", "gpu1"});
+  CHECK_FALSE(t.route(0, 1).shm);
+  t.set_pcie_p2p(false);
+  // NCCL diverts the pair through the receiver's local CPU (paths.cc), so the switch's uplink
+  // carries the sender's stores up and the receiver's loads down.
+  CHECK(route_names(t, 0, 1) == std::vector<std::string>{"pcie0", "cpu0", "pcie0", "gpu1"});
+  CHECK(t.route(0, 1).shm);
+  CHECK(t.route(0, 1).via_cpu);
+  // Across sockets, the receiver's CPU: gpu7's socket.
+  CHECK(route_names(t, 0, 7) == std::vector<std::string>{"pcie0", "cpu0", "cpu1", "pcie3", "gpu7"});
+  // Copies keep the setting (a move rebuilds the graph).
+  const Topology moved = std::move(t);
+  CHECK_FALSE(moved.pcie_p2p());
+
+  Topology bridged = make_preset("pcie-gen4-4gpu-nvbridge");
+  bridged.set_pcie_p2p(false);
+  CHECK_FALSE(bridged.route(0, 1).shm);  // the NVLink bridge
+  CHECK(bridged.route(0, 2).shm);
+}

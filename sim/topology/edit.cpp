@@ -120,6 +120,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   devices_ = std::move(other.devices_);
   links_ = std::move(other.links_);
   gpus_ = std::move(other.gpus_);
+  pcie_p2p_ = other.pcie_p2p_;
   rebuild_graph();
   other.devices_.clear();
   other.links_.clear();
@@ -150,6 +151,7 @@ Topology Topology::without(const std::function<bool(DeviceId)>& drop_device,
   t.rebuild_graph();
   t.gpus_.clear();
   for (auto g : gpus_) t.gpus_.push_back(renumbered[g]);  // GPUs are never dropped
+  t.pcie_p2p_ = pcie_p2p_;
   return t;
 }
 

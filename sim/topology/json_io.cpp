@@ -96,6 +96,10 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
       throw Error(path + ".generation: " + e.what());
     }
   }
+  if (j.contains("pcie_p2p")) {
+    if (!j["pcie_p2p"].is_boolean()) throw Error(origin + ": pcie_p2p: expected true or false");
+    t.set_pcie_p2p(j["pcie_p2p"].get<bool>());
+  }
   if (t.gpu_count() == 0) throw Error(origin + ": devices: no GPU");
   t.gpu_arch();       // one GPU family, with a model
   t.gpus_per_node();  // GPUs ordered by node, equal per node

@@ -110,7 +110,8 @@ std::string summary(const Topology& t) {
   for (const auto& [k, n] : devices) out << " " << n << " " << k;
   out << "\nlinks:";
   for (const auto& [k, n] : links) out << " " << n << " " << k;
-  out << "\nNVLS: " << (t.has_nvls() ? "yes" : "no") << ", SHARP: " << (t.has_sharp() ? "yes" : "no") << "\n";
+  out << "\nNVLS: " << (t.has_nvls() ? "yes" : "no") << ", SHARP: " << (t.has_sharp() ? "yes" : "no")
+      << (t.pcie_p2p() ? "" : ", PCIe P2P: no (GPU pairs without NVLink go through host memory)") << "\n";
   const NetTransport net = t.net_transport();
   if (!net.name.empty()) {
     out << "network transport: " << net.name << " (protocols without NCCL_PROTO: "
@@ -125,6 +126,7 @@ std::string summary(const Topology& t) {
 
 nlohmann::json to_json(const Topology& t) {
   nlohmann::json j{{"name", t.name()}};
+  if (!t.pcie_p2p()) j["pcie_p2p"] = false;
   auto& devices = j["devices"] = nlohmann::json::array();
   for (const auto& d : t.devices()) {
     nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};

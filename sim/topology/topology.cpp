@@ -276,6 +276,25 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
   h ^= h >> 31;
   const auto spread = static_cast<std::size_t>(h);
+  if (devices_[src].node == devices_[dst].node && !pcie_p2p_) {
+    // SHM: the sender's stores cross to the receiver's nearest CPU (its memory), the receiver's
+    // loads bring them back down from there.
+    bool has_cpu = false;
+    for (const auto& d : devices_) has_cpu |= d.kind == DeviceKind::cpu && d.node == devices_[dst].node;
+    if (!has_cpu)
+      throw Error("topology " + name_ + ": without PCIe P2P its GPUs talk through host memory, but node " +
+                  std::to_string(devices_[dst].node) + " has no CPU");
+    const Route down_from_cpu = shortest_path(dst, [this](DeviceId d) { return devices_[d].kind == DeviceKind::cpu; }, spread);
+    const LinkId last = down_from_cpu.hops.back().links.front();
+    const DeviceId cpu = other_end(last, down_from_cpu.hops.back().from);
+    Route out = shortest_path(src, [cpu](DeviceId d) { return d == cpu; }, spread);
+    const Route in = shortest_path(cpu, [dst](DeviceId d) { return d == dst; }, spread);
+    out.hops.insert(out.hops.end(), in.hops.begin(), in.hops.end());
+    out.device_latency_s += in.device_latency_s + devices_[cpu].latency_s;
+    out.latency_class = LatencyClass::pcie;
+    out.via_cpu = out.shm = true;
+    return out;
+  }
   if (devices_[src].node == devices_[dst].node || nics_of_node(devices_[src].node).empty() ||
       nics_of_node(devices_[dst].node).empty())
     return shortest_path(src, [dst](DeviceId d) { return d == dst; }, spread);

@@ -73,6 +73,7 @@ struct Route {
   double device_latency_s = 0;  // switches crossed (Device::latency_s), beyond the model's per-class latency
   bool via_cpu = false;         // crosses a CPU (PCIe root complex): P2P there is slower
   bool through_gpu = false;     // NVB: NVLink through an intermediate GPU
+  bool shm = false;             // through host memory at the receiver's CPU (no PCIe P2P between the GPUs)
 };
 
 class Topology {
@@ -116,9 +117,17 @@ class Topology {
   // otherwise.
   int gpus_per_node() const;
 
+  // Whether GPUs of a node reach each other's memory over PCIe (default). Off (GeForce cards on
+  // NVIDIA's stock driver, NCCL_P2P_DISABLE=1), NCCL's SHM transport carries what NVLink does not:
+  // the sender stores into host memory at the receiver's CPU, the receiver loads it from there
+  // (src/graph/paths.cc diverts such pairs through ncclGetLocalCpu of the receiver).
+  void set_pcie_p2p(bool on) { pcie_p2p_ = on; }
+  bool pcie_p2p() const { return pcie_p2p_; }
+
   // The links traffic from GPU `src` to GPU `dst` crosses, as NCCL would route it: direct NVLink,
   // else a shared NVSwitch fabric (striped over every switch both GPUs reach), else NVLink through
-  // one intermediate GPU (NVB), else the shortest path that only transits switches, CPUs and NICs.
+  // one intermediate GPU (NVB), else the shortest path that only transits switches, CPUs and NICs
+  // (within a node without PCIe P2P: up to the receiver's nearest CPU and down, Route::shm).
   // Error when the GPUs are not connected.
   Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
   // The shortest path between any two devices (GPUs never forward).
@@ -181,6 +190,7 @@ class Topology {
   std::vector<Device> devices_;
   std::vector<Link> links_;
   std::vector<DeviceId> gpus_;
+  bool pcie_p2p_ = true;
 };
 
 // Per-direction signalling bandwidth of one lane of a link generation, from configs/links.json.

@@ -61,6 +61,7 @@ std::vector<LogCase> read_map(const std::string& file) {
     if (e.contains("nics_per_node"))
       c.topology.nics_per_node = need(e, "nics_per_node", where, is_int, "an integer").get<int>();
     if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
+    if (e.contains("pcie_p2p")) c.topology.no_pcie_p2p = !need(e, "pcie_p2p", where, is_bool, "true or false").get<bool>();
     if (e.contains("gpus_per_thread")) {
       c.gpus_per_thread = need(e, "gpus_per_thread", where, is_int, "an integer").get<int>();
       if (*c.gpus_per_thread < 1) throw Error(file + ": " + where + ".gpus_per_thread: expected 1 or more");

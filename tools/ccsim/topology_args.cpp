@@ -25,6 +25,9 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
   cmd->add_option("--nics-per-node", a.nics_per_node,
                   "Keep only K of each node's NICs, spread over its GPUs (a machine cabled with fewer NICs than "
                   "the preset, e.g. 4 HDR on a DGX A100-like node)");
+  cmd->add_flag("--no-pcie-p2p", a.no_pcie_p2p,
+                "GPUs cannot reach each other's memory over PCIe (GeForce cards on the stock driver, "
+                "NCCL_P2P_DISABLE=1): what NVLink does not carry goes through host memory (NCCL's SHM transport)");
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
 
@@ -47,6 +50,7 @@ topo::Topology build_topology(const TopologyArgs& a) {
   topo::Topology t = topo::resolve_topology(a.name, a.preset);
   if (a.gpus_per_node) t.keep_gpus_per_node(*a.gpus_per_node);
   if (a.nics_per_node) t.keep_nics_per_node(*a.nics_per_node);
+  if (a.no_pcie_p2p) t.set_pcie_p2p(false);
   return t;
 }
 
