@@ -78,8 +78,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"cpu_p2p_bandwidth_factor", "fraction",
                  "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
     v.push_back({"shm_bandwidth_factor", "fraction",
-                 "GPU-to-GPU traffic through host memory (no PCIe P2P: NCCL's SHM transport) runs at this share "
-                 "of its narrowest link, the rate of the receiver's loads from host memory"});
+                 "A GPU loads from host memory (NCCL's SHM transport without PCIe P2P; network receives without "
+                 "GPUDirect RDMA) at this share of its link, whatever peers the data comes from"});
     v.push_back({"hbm_bandwidth_gbps", "GB/s", "GPU memory bandwidth available to reduce and copy steps"});
     v.push_back({"channels", "count", "channels used when the command line does not say"});
     v.push_back({"net_post_overhead_us", "us",

@@ -40,7 +40,9 @@ const std::vector<double>& intra_ladder(Arch a) {
 const std::vector<double>& inter_ladder(Arch a) {
   static const std::vector<double> sm90 = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
   static const std::vector<double> sm100 = {96, 86, 80, 48, 45.1, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
-  return a == Arch::blackwell ? sm100 : sm90;
+  // Before Hopper, search.cc's speedArrayInter (its 10, 9 and 7 sit between SM90's 12 and 6).
+  static const std::vector<double> base = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+  return a == Arch::blackwell ? sm100 : a == Arch::hopper ? sm90 : base;
 }
 
 // The highest ladder speed not above `limit` (the slowest rung when even that is too fast).

@@ -62,6 +62,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   const topo::NetTransport transport = topology.net_transport();
   const double flush_s = nccl::flushes_network_receives(topology) ? transport.flush_latency_s : 0.0;
   std::map<std::pair<int, int>, std::size_t> cpu_pairs;  // GPU pairs that P2P through a CPU
+  std::map<int, std::size_t> host_loads;                 // GPUs that load from host memory
   for (const auto& [src, dst] : pairs) {
     const topo::Route route = route_between(src, dst);
     PlatformRoute pr;
@@ -100,10 +101,25 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
       }
       pr.hops.emplace_back(it->second, hop.from == common);
     }
-    if (route.via_cpu && !schedule.is_switch(src) && !schedule.is_switch(dst)) {
+    if (schedule.is_switch(src) || schedule.is_switch(dst)) {
+      // switch endpoints: neither P2P through a CPU nor host memory
+    } else if (route.shm || route.host_leg != SIZE_MAX) {
+      // Through host memory (SHM, or a network receive without GPUDirect RDMA) the receiver's SM
+      // loads set the pace: a fraction of the link into the GPU (shm_bandwidth_factor), shared by
+      // everything the GPU loads from host memory, whichever peer it comes from.
+      const double into_gpu = plan.links_[pr.hops.back().first].bandwidth_bytes_per_s;
+      auto [it, fresh] = host_loads.try_emplace(dst, plan.links_.size());
+      if (fresh) {
+        PlatformLink pl;
+        pl.bandwidth_bytes_per_s = into_gpu * model.get("shm_bandwidth_factor");
+        pl.forward_name = device_name(topology.gpu(static_cast<std::size_t>(dst))) + " loads from host memory";
+        pl.backward_name = pl.forward_name + " (unused)";
+        plan.links_.push_back(pl);
+      }
+      pr.hops.emplace_back(it->second, true);
+    } else if (route.via_cpu) {
       // NCCL rates P2P through a CPU at a fraction of the narrowest link (§3.1): what the CPU
-      // forwards between two GPUs, each direction shared by every transfer between them. Through
-      // host memory (SHM) the receiver's SM loads set the pace instead.
+      // forwards between two GPUs, each direction shared by every transfer between them.
       double narrowest = 0;
       for (const auto& [link, forward] : pr.hops) {
         const double bw = plan.links_[link].bandwidth_bytes_per_s;
@@ -115,11 +131,9 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
         const std::string a = device_name(topology.gpu(static_cast<std::size_t>(lo)));
         const std::string b = device_name(topology.gpu(static_cast<std::size_t>(hi)));
         PlatformLink pl;
-        pl.bandwidth_bytes_per_s =
-            narrowest * (route.shm ? model.get("shm_bandwidth_factor") : model.cpu_p2p_bandwidth_factor());
-        const std::string how = route.shm ? " (through host memory)" : " (P2P through the CPU)";
-        pl.forward_name = a + "->" + b + how;
-        pl.backward_name = b + "->" + a + how;
+        pl.bandwidth_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor();
+        pl.forward_name = a + "->" + b + " (P2P through the CPU)";
+        pl.backward_name = b + "->" + a + " (P2P through the CPU)";
         plan.links_.push_back(pl);
       }
       pr.hops.emplace_back(it->second, src == lo);

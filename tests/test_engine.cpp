@@ -257,6 +257,29 @@ TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link, shared by
   CHECK(both == doctest::Approx(time).epsilon(1e-9));
 }
 
+TEST_CASE("through host memory a GPU loads at shm_bandwidth_factor of its link, one budget for all its senders") {
+  const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "three-without-p2p", "pcie_p2p": false,
+    "devices": [{"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
+                {"name": "gpu2", "kind": "gpu", "arch": "hopper"}, {"name": "cpu0", "kind": "cpu"}],
+    "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "gpu2", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16}]})"), "test");
+  Model m = pure_alpha_beta();
+  m.set("pcie_efficiency", 1.0, "test");
+  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  const double shm = m.get("shm_bandwidth_factor");
+  const std::uint64_t bytes = 100'000'000;
+  const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
+  const double one = simulate(point_to_point(3, {{0, 2}}, bytes), t, m, no_compute()).timeline.total_s();
+  CHECK(one == doctest::Approx(kAlpha + bytes / (link * shm)).epsilon(1e-9));
+  // Two senders into gpu2 share its loads (per pair they would each have had the full rate).
+  const double two = simulate(point_to_point(3, {{0, 2}, {1, 2}}, bytes), t, m, no_compute()).timeline.total_s();
+  CHECK(two == doctest::Approx(kAlpha + 2 * bytes / (link * shm)).epsilon(1e-9));
+  // Loads into different GPUs do not share.
+  const double apart = simulate(point_to_point(3, {{0, 2}, {2, 1}}, bytes), t, m, no_compute()).timeline.total_s();
+  CHECK(apart == doctest::Approx(one).epsilon(1e-9));
+}
+
 TEST_CASE("every algorithm's schedules run to completion on the engine (no deadlock, data-sized timelines)") {
   topo::PresetOptions o;
   o.nodes = 3;  // 24 GPUs with NVLS switches, NICs on rails and SHARP leaves

@@ -168,6 +168,10 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
   fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "a", "kind": "cpu"}], "links": []})",
         "devices[1].name: device \"a\" is defined twice");
   fails(R"({"name": "x", "devices": [{"name": "s", "kind": "cpu"}], "links": []})", "devices: no GPU");
+  fails(std::string(R"({"name": "x", "net_gdr_level": "NODE", "devices": [)") + two_gpus + R"(], "links": []})",
+        "t.json: net_gdr_level: expected one of LOC, PIX, PXB, PHB, SYS");
+  CHECK(topology_from_json(nlohmann::json::parse(std::string(R"({"name": "x", "net_gdr_level": "SYS", "devices": [)") + two_gpus + R"(], "links": []})"), "t.json")
+            .net_gdr_level() == GdrLevel::sys);
   fails(R"({"name": "x", "links": []})", "devices: expected a non-empty array");
   fails(R"([1, 2])", "expected a JSON object");
   CHECK_THROWS_WITH_AS(load_topology_file("/nonexistent/t.json"), doctest::Contains("cannot open file"), Error);
@@ -566,4 +570,56 @@ TEST_CASE("without PCIe P2P, GPU pairs go through host memory at the receiver's 
   bridged.set_pcie_p2p(false);
   CHECK_FALSE(bridged.route(0, 1).shm);  // the NVLink bridge
   CHECK(bridged.route(0, 2).shm);
+}
+
+TEST_CASE("beyond NCCL_NET_GDR_LEVEL the network stages in host memory at the GPU's CPU; PXN and C2C keep GPUDirect") {
+  CHECK(parse_gdr_level("PHB") == GdrLevel::phb);
+  CHECK_FALSE(parse_gdr_level("phb"));
+  CHECK_FALSE(parse_gdr_level("NODE"));
+
+  // Two L40S servers: GPU0 and the NIC on root ports of socket 0 (PHB), GPU1 on socket 1 (SYS).
+  Topology t = resolve_topology("l40s-2s-roce", PresetOptions{});
+  REQUIRE(t.gpu_count() == 4);
+  const DeviceId nic = t.nic_of(0);
+  CHECK(t.net_gdr_level() == GdrLevel::pxb);
+  CHECK_FALSE(t.gdr(t.gpu(0), nic, true));
+  CHECK_FALSE(t.gdr(t.gpu(1), nic, false));
+  // GPU1 stores into host memory at its own socket; the NIC reads it across UPI. At the far end
+  // the NIC writes socket 0's memory and GPU0 loads from there: that last leg is the host leg.
+  const Route staged = t.route(1, 2);
+  CHECK(route_names(t, 1, 2) ==
+        std::vector<std::string>{"n0-cpu1", "n0-cpu0", "n0-nic0", "sw", "n1-nic0", "n1-cpu0", "n1-gpu0"});
+  CHECK(staged.host_leg == 6);
+  CHECK_FALSE(staged.via_cpu);  // the GPUs' own host-memory accesses: not P2P through the CPU
+  CHECK(staged.latency_class == LatencyClass::net);
+
+  // NCCL_NET_GDR_LEVEL=SYS: the NIC reads and writes the GPUs through the CPUs (P2P through them).
+  t.set_net_gdr_level(GdrLevel::sys);
+  CHECK(t.gdr(t.gpu(1), nic, true));
+  const Route direct = t.route(1, 2);
+  CHECK(direct.host_leg == SIZE_MAX);
+  CHECK(direct.via_cpu);
+  t.set_net_gdr_level(GdrLevel::loc);  // LOC: never; a move keeps the level
+  const Topology moved = std::move(t);
+  CHECK(moved.net_gdr_level() == GdrLevel::loc);
+  CHECK_FALSE(moved.gdr(moved.gpu(0), nic, false));
+
+  // Before Ampere a GPU without NVLink does not let the NIC read it (sends are staged); receives
+  // under the shared PCIe switch stay direct.
+  PresetOptions two;
+  two.nodes = 2;
+  const Topology volta = make_preset("pcie-gen3-8gpu", two);
+  CHECK_FALSE(volta.gdr(volta.gpu(0), volta.nic_of(0), true));
+  CHECK(volta.gdr(volta.gpu(0), volta.nic_of(0), false));
+  CHECK(route_names(volta, 0, 8).front() == "pcie0");
+  CHECK(route_names(volta, 0, 8)[1] == "cpu0");
+
+  // NVLink machines: a GPU whose kept NIC sits across the CPU hands off to an NVLink peer next to
+  // it (PXN); a Grace Hopper reaches the NIC on its own Grace over C2C.
+  Topology dgx = make_preset("dgx-h100", two);
+  dgx.keep_nics_per_node(4);
+  for (std::size_t g = 0; g < 8; ++g) CHECK(dgx.gdr(dgx.gpu(g), dgx.nic_of(g), true));
+  const Topology gh = make_preset("gh200-quad", two);
+  CHECK(gh.gdr(gh.gpu(2), gh.nic_of(2), false));
+  CHECK(gh.route(2, 6).host_leg == SIZE_MAX);
 }

@@ -121,6 +121,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   links_ = std::move(other.links_);
   gpus_ = std::move(other.gpus_);
   pcie_p2p_ = other.pcie_p2p_;
+  net_gdr_level_ = other.net_gdr_level_;
   rebuild_graph();
   other.devices_.clear();
   other.links_.clear();
@@ -152,6 +153,7 @@ Topology Topology::without(const std::function<bool(DeviceId)>& drop_device,
   t.gpus_.clear();
   for (auto g : gpus_) t.gpus_.push_back(renumbered[g]);  // GPUs are never dropped
   t.pcie_p2p_ = pcie_p2p_;
+  t.net_gdr_level_ = net_gdr_level_;
   return t;
 }
 

@@ -100,6 +100,11 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (!j["pcie_p2p"].is_boolean()) throw Error(origin + ": pcie_p2p: expected true or false");
     t.set_pcie_p2p(j["pcie_p2p"].get<bool>());
   }
+  if (j.contains("net_gdr_level")) {
+    const auto level = j["net_gdr_level"].is_string() ? parse_gdr_level(j["net_gdr_level"].get<std::string>()) : std::nullopt;
+    if (!level) throw Error(origin + ": net_gdr_level: expected one of LOC, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
+    t.set_net_gdr_level(*level);
+  }
   if (t.gpu_count() == 0) throw Error(origin + ": devices: no GPU");
   t.gpu_arch();       // one GPU family, with a model
   t.gpus_per_node();  // GPUs ordered by node, equal per node

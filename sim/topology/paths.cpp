@@ -119,6 +119,19 @@ std::string summary(const Topology& t) {
         << net.plugin_latency_us << " us; each message +" << net.message_latency_s * 1e6
         << " us, a Simple one on a GPU before Hopper +" << net.flush_latency_s * 1e6 << " us more)\n";
   }
+  if (t.gpus_per_node() < static_cast<int>(t.gpu_count())) {
+    // What the network sees of node 0: which GPUs' NICs read and write their memory directly.
+    std::string staged;
+    for (std::size_t i = 0; i < t.gpu_count() && t.device(t.gpu(i)).node == 0; ++i) {
+      const DeviceId g = t.gpu(i), nic = t.nic_of(i);
+      const bool read = t.gdr(g, nic, true), write = t.gdr(g, nic, false);
+      if (read && write) continue;
+      staged += (staged.empty() ? "" : ", ") + std::string("GPU") + std::to_string(i) +
+                (read ? " receives" : write ? " sends" : "") + " (" + path_class(t, g, nic) + " to its NIC)";
+    }
+    out << "GPUDirect RDMA (NCCL_NET_GDR_LEVEL " << to_string(t.net_gdr_level()) << "): "
+        << (staged.empty() ? "every GPU" : "staged in host memory for " + staged) << "\n";
+  }
   out << "\n";
   out << path_matrix(t, 0);
   return out.str();
@@ -127,6 +140,7 @@ std::string summary(const Topology& t) {
 nlohmann::json to_json(const Topology& t) {
   nlohmann::json j{{"name", t.name()}};
   if (!t.pcie_p2p()) j["pcie_p2p"] = false;
+  if (t.net_gdr_level() != GdrLevel::pxb) j["net_gdr_level"] = std::string(to_string(t.net_gdr_level()));
   auto& devices = j["devices"] = nlohmann::json::array();
   for (const auto& d : t.devices()) {
     nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};

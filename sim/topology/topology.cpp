@@ -10,6 +10,7 @@
 
 #include "sim/embedded_configs.hpp"
 #include "sim/error.hpp"
+#include "sim/topology/paths.hpp"
 
 namespace ccsim::topo {
 
@@ -279,18 +280,7 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   if (devices_[src].node == devices_[dst].node && !pcie_p2p_) {
     // SHM: the sender's stores cross to the receiver's nearest CPU (its memory), the receiver's
     // loads bring them back down from there.
-    bool has_cpu = false;
-    for (const auto& d : devices_) has_cpu |= d.kind == DeviceKind::cpu && d.node == devices_[dst].node;
-    if (!has_cpu)
-      throw Error("topology " + name_ + ": without PCIe P2P its GPUs talk through host memory, but node " +
-                  std::to_string(devices_[dst].node) + " has no CPU");
-    const Route down_from_cpu = shortest_path(dst, [this](DeviceId d) { return devices_[d].kind == DeviceKind::cpu; }, spread);
-    const LinkId last = down_from_cpu.hops.back().links.front();
-    const DeviceId cpu = other_end(last, down_from_cpu.hops.back().from);
-    Route out = shortest_path(src, [cpu](DeviceId d) { return d == cpu; }, spread);
-    const Route in = shortest_path(cpu, [dst](DeviceId d) { return d == dst; }, spread);
-    out.hops.insert(out.hops.end(), in.hops.begin(), in.hops.end());
-    out.device_latency_s += in.device_latency_s + devices_[cpu].latency_s;
+    Route out = through_memory(src, nearest_cpu(dst, spread), dst, spread);
     out.latency_class = LatencyClass::pcie;
     out.via_cpu = out.shm = true;
     return out;
@@ -299,18 +289,100 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
       nics_of_node(devices_[dst].node).empty())
     return shortest_path(src, [dst](DeviceId d) { return d == dst; }, spread);
   // Across nodes each end uses its own NIC (NCCL's GPU-NIC affinity); only the fabric between the
-  // two NICs is left to equal-cost spreading.
+  // two NICs is left to equal-cost spreading. An end without GPUDirect RDMA goes through host
+  // memory at its GPU's CPU (where NCCL's proxy allocates the buffer): the sender stores into it
+  // and the NIC reads it, or the NIC writes it and the receiver loads from it.
   const DeviceId src_nic = gpu_nic(src), dst_nic = gpu_nic(dst);
-  Route out = shortest_path(src, [src_nic](DeviceId d) { return d == src_nic; }, spread);
+  const bool gdr_send = gdr(src, src_nic, true), gdr_recv = gdr(dst, dst_nic, false);
+  Route out = gdr_send ? shortest_path(src, [src_nic](DeviceId d) { return d == src_nic; }, spread)
+                       : through_memory(src, nearest_cpu(src, spread), src_nic, spread);
   const Route across = shortest_path(src_nic, [dst_nic](DeviceId d) { return d == dst_nic; }, spread);
-  const Route in = shortest_path(dst_nic, [dst](DeviceId d) { return d == dst; }, spread);
-  for (const Route* part : {&across, &in}) {
+  Route in;
+  std::size_t host_leg = SIZE_MAX;
+  if (gdr_recv) {
+    in = shortest_path(dst_nic, [dst](DeviceId d) { return d == dst; }, spread);
+  } else {
+    const DeviceId cpu = nearest_cpu(dst, spread);
+    in = through_memory(dst_nic, cpu, dst, spread);
+    host_leg = in.hops.size() - path(cpu, dst).hops.size();
+  }
+  // A staged end's stores and loads are the GPU's own accesses to host memory, not P2P through
+  // the CPU (the receiver's loads are paced by Route::host_leg instead).
+  if (!gdr_send) out.via_cpu = false;
+  if (!gdr_recv) in.via_cpu = false;
+  for (const Route* part : {&across, static_cast<const Route*>(&in)}) {
+    if (part == &in && host_leg != SIZE_MAX) out.host_leg = out.hops.size() + host_leg;
     out.hops.insert(out.hops.end(), part->hops.begin(), part->hops.end());
     out.device_latency_s += part->device_latency_s + devices_[part->hops.front().from].latency_s;
     out.via_cpu |= part->via_cpu;
   }
   out.latency_class = LatencyClass::net;
   return out;
+}
+
+DeviceId Topology::nearest_cpu(DeviceId device, std::size_t spread) const {
+  bool has_cpu = false;
+  for (const auto& d : devices_) has_cpu |= d.kind == DeviceKind::cpu && d.node == devices_[device].node;
+  if (!has_cpu)
+    throw Error("topology " + name_ + ": " + devices_[device].name +
+                " reaches other GPUs or its NIC through host memory, but its node has no CPU");
+  const Route up = shortest_path(device, [this](DeviceId d) { return devices_[d].kind == DeviceKind::cpu; }, spread);
+  const RouteHop& last = up.hops.back();
+  const Link& l = links_[last.links.front()];
+  return l.a == last.from ? l.b : l.a;
+}
+
+Route Topology::through_memory(DeviceId a, DeviceId cpu, DeviceId b, std::size_t spread) const {
+  Route out = shortest_path(a, [cpu](DeviceId d) { return d == cpu; }, spread);
+  const Route in = shortest_path(cpu, [b](DeviceId d) { return d == b; }, spread);
+  out.hops.insert(out.hops.end(), in.hops.begin(), in.hops.end());
+  out.device_latency_s += in.device_latency_s + devices_[cpu].latency_s;
+  out.via_cpu |= in.via_cpu;
+  return out;
+}
+
+bool Topology::gdr(DeviceId gpu, DeviceId nic, bool read) const {
+  if (net_gdr_level_ == GdrLevel::loc) return false;
+  if (read && devices_[gpu].arch == "volta") {
+    // NCCL: "Disable GDR Reads pre-Ampere when we have other PCI flows", unless the GPU has
+    // NVLink to another GPU or is its node's only GPU.
+    int gpus = 0;
+    bool nvlink = false;
+    for (const auto& d : devices_) gpus += d.kind == DeviceKind::gpu && d.node == devices_[gpu].node;
+    for (auto e : boost::make_iterator_range(boost::out_edges(gpu, graph_))) nvlink |= links_[graph_[e]].kind == LinkKind::nvlink;
+    if (gpus > 1 && !nvlink) return false;
+  }
+  auto within = [&](DeviceId g) {
+    // P2C: the NIC hangs off the CPU the GPU shares memory with over NVLink-C2C (Grace).
+    if (links_[path(g, nic).hops.front().links.front()].kind == LinkKind::c2c) return true;
+    const std::string c = path_class(*this, g, nic);
+    const GdrLevel level = c == "PIX" ? GdrLevel::pix : c == "PXB" ? GdrLevel::pxb : c == "SYS" ? GdrLevel::sys : GdrLevel::phb;
+    return level <= net_gdr_level_;
+  };
+  if (within(gpu)) return true;
+  // PXN (NCCL 2.12+): a GPU far from the NIC hands its traffic over NVLink to a GPU close to it,
+  // whose distance counts instead.
+  for (DeviceId g : gpus_)
+    if (g != gpu && devices_[g].node == devices_[gpu].node && path_class(*this, gpu, g).rfind("NV", 0) == 0 && within(g))
+      return true;
+  return false;
+}
+
+std::string_view to_string(GdrLevel level) {
+  switch (level) {
+    case GdrLevel::loc: return "LOC";
+    case GdrLevel::pix: return "PIX";
+    case GdrLevel::pxb: return "PXB";
+    case GdrLevel::phb: return "PHB";
+    case GdrLevel::sys: return "SYS";
+  }
+  return "?";
+}
+
+std::optional<GdrLevel> parse_gdr_level(const std::string& name) {
+  for (GdrLevel l : {GdrLevel::loc, GdrLevel::pix, GdrLevel::pxb, GdrLevel::phb, GdrLevel::sys})
+    if (name == to_string(l)) return l;
+  return std::nullopt;
 }
 
 DeviceId Topology::gpu_nic(DeviceId g) const {

@@ -74,7 +74,18 @@ struct Route {
   bool via_cpu = false;         // crosses a CPU (PCIe root complex): P2P there is slower
   bool through_gpu = false;     // NVB: NVLink through an intermediate GPU
   bool shm = false;             // through host memory at the receiver's CPU (no PCIe P2P between the GPUs)
+  // Across nodes without GPUDirect RDMA at the receiving end: from this hop on, the receiver's
+  // loads bring the data up from the host memory its NIC wrote (SIZE_MAX: the NIC writes the GPU).
+  std::size_t host_leg = SIZE_MAX;
 };
+
+// NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path class over which a NIC reads and writes GPU memory
+// (GPUDirect RDMA); beyond it NCCL stages network traffic in host memory. In NCCL's path order: LOC
+// (never), PIX, PXB (NCCL's default), PHB (nvidia-smi's PHB and NODE), SYS.
+enum class GdrLevel { loc, pix, pxb, phb, sys };
+std::string_view to_string(GdrLevel level);
+// "LOC", "PIX", "PXB", "PHB" or "SYS" (NCCL_NET_GDR_LEVEL's names); nullopt for anything else.
+std::optional<GdrLevel> parse_gdr_level(const std::string& name);
 
 class Topology {
  public:
@@ -123,6 +134,16 @@ class Topology {
   // (src/graph/paths.cc diverts such pairs through ncclGetLocalCpu of the receiver).
   void set_pcie_p2p(bool on) { pcie_p2p_ = on; }
   bool pcie_p2p() const { return pcie_p2p_; }
+
+  // Whether a NIC moves data straight from (read: the GPU sends) or into GPU memory, as NCCL's
+  // ncclTopoCheckGdr decides (src/graph/paths.cc): the GPU-NIC path must be no farther than
+  // net_gdr_level (default PXB: a PCIe switch tree without the CPU), except a NIC on the CPU a GPU
+  // is joined to by NVLink-C2C (NCCL_NET_GDR_C2C=1); and before Ampere a GPU without NVLink to
+  // another GPU of its node does not let the NIC read it. Without GDR the GPU stores what it sends
+  // into host memory, and loads what it receives from there (Route::host_leg).
+  void set_net_gdr_level(GdrLevel level) { net_gdr_level_ = level; }
+  GdrLevel net_gdr_level() const { return net_gdr_level_; }
+  bool gdr(DeviceId gpu, DeviceId nic, bool read) const;
 
   // The links traffic from GPU `src` to GPU `dst` crosses, as NCCL would route it: direct NVLink,
   // else a shared NVSwitch fabric (striped over every switch both GPUs reach), else NVLink through
@@ -185,12 +206,17 @@ class Topology {
   // GPUs that share the same nearest NICs taking them in turn (GPU 2j and 2j+1 of a DGX A100 PCIe
   // switch use its NICs 2j and 2j+1), so that rings on different rails use different NICs.
   DeviceId gpu_nic(DeviceId gpu) const;
+  // The CPU nearest a device (whose memory NCCL's host buffers for it live in); Error without one.
+  DeviceId nearest_cpu(DeviceId device, std::size_t spread) const;
+  // The path from a to b through the memory of `cpu`: a's path up to it, then its path to b.
+  Route through_memory(DeviceId a, DeviceId cpu, DeviceId b, std::size_t spread) const;
   std::string name_;
   Graph graph_;
   std::vector<Device> devices_;
   std::vector<Link> links_;
   std::vector<DeviceId> gpus_;
   bool pcie_p2p_ = true;
+  GdrLevel net_gdr_level_ = GdrLevel::pxb;
 };
 
 // Per-direction signalling bandwidth of one lane of a link generation, from configs/links.json.

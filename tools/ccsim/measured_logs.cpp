@@ -62,6 +62,11 @@ std::vector<LogCase> read_map(const std::string& file) {
       c.topology.nics_per_node = need(e, "nics_per_node", where, is_int, "an integer").get<int>();
     if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
     if (e.contains("pcie_p2p")) c.topology.no_pcie_p2p = !need(e, "pcie_p2p", where, is_bool, "true or false").get<bool>();
+    if (auto level = optional_string(e, "net_gdr_level", where, "LOC, PIX, PXB, PHB or SYS")) {
+      if (!topo::parse_gdr_level(*level))
+        throw Error(file + ": " + where + ".net_gdr_level: expected LOC, PIX, PXB, PHB or SYS (NCCL_NET_GDR_LEVEL), got " + *level);
+      c.topology.net_gdr_level = *level;
+    }
     if (e.contains("gpus_per_thread")) {
       c.gpus_per_thread = need(e, "gpus_per_thread", where, is_int, "an integer").get<int>();
       if (*c.gpus_per_thread < 1) throw Error(file + ": " + where + ".gpus_per_thread: expected 1 or more");

@@ -28,6 +28,13 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
   cmd->add_flag("--no-pcie-p2p", a.no_pcie_p2p,
                 "GPUs cannot reach each other's memory over PCIe (GeForce cards on the stock driver, "
                 "NCCL_P2P_DISABLE=1): what NVLink does not carry goes through host memory (NCCL's SHM transport)");
+  cmd->add_option("--net-gdr-level", a.net_gdr_level,
+                  "NCCL_NET_GDR_LEVEL: LOC, PIX, PXB, PHB or SYS, the farthest GPU-NIC path at which the NIC reads "
+                  "and writes GPU memory (GPUDirect RDMA); farther, network traffic is staged in host memory "
+                  "(default: the topology's, else NCCL's PXB)")
+      ->check([](const std::string& v) {
+        return topo::parse_gdr_level(v) ? std::string() : "expected LOC, PIX, PXB, PHB or SYS, got " + v;
+      });
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
 
@@ -51,6 +58,7 @@ topo::Topology build_topology(const TopologyArgs& a) {
   if (a.gpus_per_node) t.keep_gpus_per_node(*a.gpus_per_node);
   if (a.nics_per_node) t.keep_nics_per_node(*a.nics_per_node);
   if (a.no_pcie_p2p) t.set_pcie_p2p(false);
+  if (!a.net_gdr_level.empty()) t.set_net_gdr_level(*topo::parse_gdr_level(a.net_gdr_level));
   return t;
 }
 

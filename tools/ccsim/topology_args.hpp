@@ -16,6 +16,7 @@ struct TopologyArgs {
   std::optional<int> gpus_per_node;  // use only the first K GPUs of each node
   std::optional<int> nics_per_node;  // keep only K NICs per node, spread over its ranks
   bool no_pcie_p2p = false;          // GPUs reach each other through host memory (Topology::pcie_p2p)
+  std::string net_gdr_level;         // NCCL_NET_GDR_LEVEL (Topology::gdr); empty: the topology's
   // Whether the command line named the machine and its node count; where it did not, a measured
   // log's device lines may (accuracy, calibrate).
   bool name_given = false;
