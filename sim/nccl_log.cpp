@@ -141,6 +141,36 @@ bool is_assignment(std::string_view token) {
   return eq != std::string_view::npos && eq > 0 && is_letter(token.front());
 }
 
+// NCCL_NAME=value settings anywhere in a command: as a word of their own or after a comma (srun's
+// --export lists) or an '=' (--export=NCCL_...), values without their quotes.
+std::map<std::string, std::string> nccl_settings(std::string_view command) {
+  std::map<std::string, std::string> out;
+  for (std::size_t at = command.find("NCCL_"); at != std::string_view::npos; at = command.find("NCCL_", at + 1)) {
+    if (at > 0) {
+      const char before = command[at - 1];
+      if (!std::isspace(static_cast<unsigned char>(before)) && before != ',' && before != '=' && before != '"' &&
+          before != '\'')
+        continue;
+    }
+    std::size_t end = at + 5;
+    while (end < command.size() && (std::isupper(static_cast<unsigned char>(command[end])) ||
+                                    std::isdigit(static_cast<unsigned char>(command[end])) || command[end] == '_'))
+      ++end;
+    if (end >= command.size() || command[end] != '=' || end == at + 5) continue;
+    std::size_t stop = end + 1;
+    char quote = 0;
+    if (stop < command.size() && (command[stop] == '"' || command[stop] == '\'')) quote = command[stop++];
+    const std::size_t value_start = stop;
+    while (stop < command.size() && (quote ? command[stop] != quote
+                                           : !std::isspace(static_cast<unsigned char>(command[stop])) && command[stop] != ','))
+      ++stop;
+    std::string value(command.substr(value_start, stop - value_start));
+    while (!value.empty() && (value.back() == '"' || value.back() == '\'')) value.pop_back();
+    out[std::string(command.substr(at, end - at))] = value;
+  }
+  return out;
+}
+
 // The program a command runs: its first word after VAR=value assignments.
 std::string_view program_of(std::string_view command) {
   for (const auto token : split(command))
@@ -374,6 +404,7 @@ class LogParser {
       }
     }
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
+    log_.nccl_env = nccl_settings(log_.command);
     decide_collective();
     decide_ranks();
     decide_ranks_per_host();

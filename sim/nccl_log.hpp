@@ -6,6 +6,7 @@
 // format shows up as a problem rather than as quietly thinner data.
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct NcclLog {
   std::vector<std::string> hosts;
   std::optional<int> ranks_per_host;
   std::string command;       // the command line, shell prompt removed and continuation lines joined
+  // NCCL_* variables the command line sets, in any of the forms launchers pass them: "NCCL_X=v cmd",
+  // mpirun's "-x NCCL_X=v", srun's "--export=ALL,NCCL_X=v", docker's "-e NCCL_X=v" (quotes removed;
+  // the last setting of a name wins).
+  std::map<std::string, std::string> nccl_env;
   // GPUs one host thread drives (nccl-tests -g): from the "nThread T nGpus G" header, else the
   // command's -g/--ngpus. One thread issues each call to its G GPUs in turn, so the host's issue
   // time can be what the run measures (Model::host_issue_s). Empty when the log says neither.

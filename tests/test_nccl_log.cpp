@@ -544,3 +544,20 @@ TEST_CASE("nccl log: the NCCL release that ran, from NCCL's line or nccl-tests' 
   const char* garbled = "NCCL version 2.26+cuda12.8\n";
   CHECK(parse(garbled, "x-2g-allreduce-1.log").nccl_version.empty());
 }
+
+TEST_CASE("nccl log: the NCCL settings of the command line, in the forms launchers pass them") {
+  const NcclLog mpirun = parse(std::string("$ mpirun -np 16 -x NCCL_ALGO=Ring -x \"NCCL_PROTO=Simple\" -x NCCL_IB_HCA=mlx5_2,mlx5_8 "
+                                           "./build/all_reduce_perf -b 8 -e 1G -g 1\n") + kNewLayout);
+  CHECK(mpirun.nccl_env.at("NCCL_ALGO") == "Ring");
+  CHECK(mpirun.nccl_env.at("NCCL_PROTO") == "Simple");
+  CHECK(mpirun.nccl_env.at("NCCL_IB_HCA") == "mlx5_2");  // a comma ends a value, as in srun's lists
+  const NcclLog shell = parse(std::string("NCCL_NET_GDR_LEVEL='PHB' NCCL_P2P_LEVEL=SYS ./all_gather_perf -b 8 -e 128M\n") + kNewLayout);
+  CHECK(shell.nccl_env.at("NCCL_NET_GDR_LEVEL") == "PHB");
+  CHECK(shell.nccl_env.at("NCCL_P2P_LEVEL") == "SYS");
+  const NcclLog srun = parse(std::string("srun --export=ALL,NCCL_ALGO=Tree,NCCL_DEBUG=INFO all_reduce_perf -b 8 -e 1M\n") + kNewLayout);
+  CHECK(srun.nccl_env.at("NCCL_ALGO") == "Tree");
+  CHECK(srun.nccl_env.at("NCCL_DEBUG") == "INFO");
+  // Not a setting: a word that merely contains the name, or a name without a value.
+  const NcclLog none = parse(std::string("mpirun -x MY_NCCL_ALGO=ring -x NCCL_ALGO ./all_reduce_perf -b 8\n") + kNewLayout);
+  CHECK(none.nccl_env.empty());
+}

@@ -380,8 +380,12 @@ std::string_view to_string(GdrLevel level) {
 }
 
 std::optional<GdrLevel> parse_gdr_level(const std::string& name) {
-  for (GdrLevel l : {GdrLevel::loc, GdrLevel::pix, GdrLevel::pxb, GdrLevel::phb, GdrLevel::sys})
+  constexpr GdrLevel kLevels[] = {GdrLevel::loc, GdrLevel::pix, GdrLevel::pxb, GdrLevel::phb, GdrLevel::sys};
+  for (GdrLevel l : kLevels)
     if (name == to_string(l)) return l;
+  // NCCL's old numbering (ncclGetLevel): 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS, higher is SYS.
+  if (!name.empty() && name.size() <= 3 && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return kLevels[std::min(4, std::stoi(name))];
   return std::nullopt;
 }
 

@@ -84,7 +84,8 @@ struct Route {
 // (never), PIX, PXB (NCCL's default), PHB (nvidia-smi's PHB and NODE), SYS.
 enum class GdrLevel { loc, pix, pxb, phb, sys };
 std::string_view to_string(GdrLevel level);
-// "LOC", "PIX", "PXB", "PHB" or "SYS" (NCCL_NET_GDR_LEVEL's names); nullopt for anything else.
+// "LOC", "PIX", "PXB", "PHB" or "SYS" (NCCL_NET_GDR_LEVEL's names), or NCCL's old numbers 0-4 for
+// them; nullopt for anything else.
 std::optional<GdrLevel> parse_gdr_level(const std::string& name);
 
 class Topology {

@@ -63,6 +63,7 @@ struct LogResult {
   std::string topology, model;
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
+  std::string from_command;      // PreparedLog::from_command
   std::vector<RowResult> rows;
 };
 
@@ -101,8 +102,8 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   const Model model = Model::named(a.model_file.empty() ? default_model_name(prepared) : a.model_file);
   Selection selection;
   selection.mode = a.select;
-  selection.algorithm = c.algorithm;
-  selection.protocol = c.protocol;
+  selection.algorithm = prepared.c.algorithm;
+  selection.protocol = prepared.c.protocol;
   selection.gpus_per_thread = prepared.gpus_per_thread;
   selection.iters = prepared.iters;
   selection.nccl_release = nccl_release(prepared);
@@ -117,6 +118,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
+  out.from_command = prepared.from_command;
   out.model = model.name();
   out.nccl_release = selection.nccl_release;
   std::size_t done = 0;
@@ -166,6 +168,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
+  if (!r.from_command.empty()) o << "#   from its command line: " << r.from_command << "\n";
   if (!a.quiet) {
     o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";
@@ -253,7 +256,7 @@ int run_accuracy(const AccuracyArgs& a) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"rows", rows}});
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"rows", rows}});
   }
   if (cases.size() > 1) {
     for (const auto& [name, t] : by_class) std::cout << "class \"" << name << "\": " << t.text(baseline) << "\n";

@@ -1,9 +1,11 @@
 #include "ccsim/measured_logs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -186,6 +188,54 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   return m;
 }
 
+// NCCL's name of an algorithm (NCCL_ALGO) as ccsim's, or empty for anything but one algorithm.
+std::string algorithm_named(std::string name) {
+  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, std::string> names = {
+      {"ring", "ring"}, {"tree", "tree"}, {"nvls", "nvls"}, {"nvlstree", "nvls_tree"},
+      {"collnetdirect", "collnet_direct"}, {"collnetchain", "collnet_chain"}, {"pat", "pat"}};
+  const auto it = names.find(name);
+  return it == names.end() ? "" : it->second;
+}
+
+// The command line's NCCL_ALGO, NCCL_PROTO and NCCL_NET_GDR_LEVEL, where the map or the command
+// did not choose: the run measured what they forced. Said in the log's header.
+void apply_command_settings(PreparedLog& p) {
+  const auto& env = p.log.nccl_env;
+  auto note = [&](const std::string& text) { p.from_command += (p.from_command.empty() ? "" : "; ") + text; };
+  if (const auto it = env.find("NCCL_ALGO"); it != env.end()) {
+    const std::string algo = algorithm_named(it->second);
+    if (p.c.algorithm == algo) note("NCCL_ALGO=" + it->second);
+    else if (p.c.algorithm != "auto") note("NCCL_ALGO=" + it->second + " overridden by " + p.c.algorithm);
+    else if (algo.empty()) note("NCCL_ALGO=" + it->second + " not followed (one algorithm only)");
+    else {
+      p.c.algorithm = algo;
+      note("NCCL_ALGO=" + it->second);
+    }
+  }
+  if (const auto it = env.find("NCCL_PROTO"); it != env.end()) {
+    std::string proto = it->second;
+    for (auto& ch : proto) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool one = proto == "simple" || proto == "ll" || proto == "ll128";
+    if (p.c.protocol == proto) note("NCCL_PROTO=" + it->second);
+    else if (p.c.protocol != "auto") note("NCCL_PROTO=" + it->second + " overridden by " + p.c.protocol);
+    else if (!one) note("NCCL_PROTO=" + it->second + " not followed (one protocol only)");
+    else {
+      p.c.protocol = proto;
+      note("NCCL_PROTO=" + it->second);
+    }
+  }
+  if (const auto it = env.find("NCCL_NET_GDR_LEVEL"); it != env.end()) {
+    const auto level = topo::parse_gdr_level(it->second);
+    if (!p.c.topology.net_gdr_level.empty()) note("NCCL_NET_GDR_LEVEL=" + it->second + " overridden");
+    else if (!level) note("NCCL_NET_GDR_LEVEL=" + it->second + " not understood");
+    else {
+      p.c.topology.net_gdr_level = std::string(topo::to_string(*level));
+      note("NCCL_NET_GDR_LEVEL=" + it->second);
+    }
+  }
+}
+
 // The log's GPUs against the machine they are simulated on: a family that differs (a B200 log on
 // an H100 preset) times the wrong links and kernels, which a user should hear about.
 void warn_if_other_gpu(const PreparedLog& p) {
@@ -208,9 +258,10 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   for (const auto& problem : p.log.problems)
     std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
   if (!p.log.collective) throw Error(c.log + ": cannot tell which collective it measured");
-  TopologyArgs machine = c.topology;
+  apply_command_settings(p);
+  TopologyArgs machine = p.c.topology;
   if (!machine.name_given) {
-    machine = machine_from_log(p.log, c.topology, c.log, p.machine_from_log);
+    machine = machine_from_log(p.log, p.c.topology, c.log, p.machine_from_log);
     if (p.c.system_class == c.topology.name) p.c.system_class = machine.name;
   }
   p.topology = build_topology(machine);
