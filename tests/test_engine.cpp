@@ -121,7 +121,7 @@ TEST_CASE("a contention-free ring all_reduce matches 2(N-1)(alpha + S/(N B))") {
   }
 }
 
-TEST_CASE("two flows into one GPU share its link; opposite directions do not interfere") {
+TEST_CASE("two flows into one GPU share its link: opposite directions do not interfere") {
   const Model model = pure_alpha_beta();
   const std::uint64_t bytes = 450'000'000;  // 1 ms alone at 450 GB/s
   const double alone = kAlpha + bytes / kPortBandwidth;
@@ -822,7 +822,7 @@ TEST_CASE("calls run back to back: a network send's proxy post does not hold the
   CHECK(run(post_us, b2b).total_s() == doctest::Approx(run(0, b2b).total_s()).epsilon(1e-9));
 }
 
-TEST_CASE("a step over a lane between two GPUs takes nvlink_direct_hop_saving_us less; through an NVSwitch, none") {
+TEST_CASE("a step over a lane between two GPUs takes nvlink_direct_hop_saving_us less: through an NVSwitch, none") {
   Model m = pure_alpha_beta();
   const std::uint64_t bytes = 8;
   auto one_step = [&](const topo::Topology& t, double saving_us) {
@@ -868,7 +868,7 @@ TEST_CASE("LL blocks together move at most gpu_max_bandwidth_gbps.ll: n blocks e
   CHECK(transfer_s(8) == doctest::Approx(wire / 12.5e9).epsilon(1e-3));  // 8 share 100
 }
 
-TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.net per block; over NVLink or PCIe, no such cap") {
+TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.net per block: over NVLink or PCIe, no such cap") {
   Model m = pure_alpha_beta();
   m.set("channel_bandwidth_gbps.ll", 10, "test");
   m.set("channel_bandwidth_gbps.ll.net", 5, "test");

@@ -125,7 +125,7 @@ TEST_CASE("changes that do not fit the machine fail when the variant is built, n
   CHECK(build_error(R"([{"remove_device": "nvswitch0"}, {"degrade_link": {"between": ["gpu0", "nvswitch1"], "factor": 0.5}}])") == "(no error)");
 }
 
-TEST_CASE("removing an NVSwitch of a DGX A100 narrows every GPU pair's route; removing all falls back to PCIe") {
+TEST_CASE("removing an NVSwitch of a DGX A100 narrows every GPU pair's route: removing all falls back to PCIe") {
   Topology t = make_preset("dgx-a100");
   CHECK(lanes_between_gpus(t, 0, 7) == 12);
   const double full = route_bandwidth(t, 0, 7);
@@ -159,7 +159,7 @@ TEST_CASE("a GPU cut off from the others is an error, and the topology stays as 
   CHECK(m.route(3, 11).latency_class == LatencyClass::net);
 }
 
-TEST_CASE("degrading a link halves its bandwidth and its lanes; scaling a kind leaves the lanes") {
+TEST_CASE("degrading a link halves its bandwidth and its lanes: scaling a kind leaves the lanes") {
   Topology t = make_preset("dgx-h100");
   const DeviceId g = t.device_named("gpu0"), p = t.device_named("pcie0");
   const double before = t.link(t.links_between(g, p).front()).bandwidth_bytes_per_s;

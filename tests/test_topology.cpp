@@ -169,9 +169,11 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
         "devices[1].name: device \"a\" is defined twice");
   fails(R"({"name": "x", "devices": [{"name": "s", "kind": "cpu"}], "links": []})", "devices: no GPU");
   fails(std::string(R"({"name": "x", "net_gdr_level": "NODE", "devices": [)") + two_gpus + R"(], "links": []})",
-        "t.json: net_gdr_level: expected one of LOC, PIX, PXB, PHB, SYS");
+        "t.json: net_gdr_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
+  fails(std::string(R"({"name": "x", "p2p_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",
+        "t.json: p2p_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_P2P_LEVEL)");
   CHECK(topology_from_json(nlohmann::json::parse(std::string(R"({"name": "x", "net_gdr_level": "SYS", "devices": [)") + two_gpus + R"(], "links": []})"), "t.json")
-            .net_gdr_level() == GdrLevel::sys);
+            .net_gdr_level() == PathLevel::sys);
   fails(R"({"name": "x", "links": []})", "devices: expected a non-empty array");
   fails(R"([1, 2])", "expected a JSON object");
   CHECK_THROWS_WITH_AS(load_topology_file("/nonexistent/t.json"), doctest::Contains("cannot open file"), Error);
@@ -297,7 +299,7 @@ TEST_CASE("fabrics: plain two- and three-tier fat trees, NIC generation, switch 
   CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("no net generation \"ndr2\""), Error);
 }
 
-TEST_CASE("NCCL routes DGX-1 GPUs without a direct NVLink through a third GPU (NVB); nvidia-smi says SYS") {
+TEST_CASE("NCCL routes DGX-1 GPUs without a direct NVLink through a third GPU (NVB): nvidia-smi says SYS") {
   const Topology t = make_preset("dgx1-v100");
   CHECK(route_class(t, 0, 5) == "NVB");
   CHECK(path_class(t, t.gpu(0), t.gpu(5)) == "SYS");
@@ -549,7 +551,7 @@ TEST_CASE("a lane into an NVSwitch carries nvswitch_efficiency of what a lane be
   CHECK(Model::builtin("hopper").nvswitch_efficiency() == 1.0);
 }
 
-TEST_CASE("without PCIe P2P, GPU pairs go through host memory at the receiver's CPU; NVLink stays direct") {
+TEST_CASE("without PCIe P2P, GPU pairs go through host memory at the receiver's CPU: NVLink stays direct") {
   Topology t = make_preset("pcie-gen4-8gpu");
   // With P2P the two GPUs of a PCIe switch meet under it.
   CHECK(route_names(t, 0, 1) == std::vector<std::string>{"pcie0", "gpu1"});
@@ -572,36 +574,40 @@ TEST_CASE("without PCIe P2P, GPU pairs go through host memory at the receiver's 
   CHECK(bridged.route(0, 2).shm);
 }
 
-TEST_CASE("beyond NCCL_NET_GDR_LEVEL the network stages in host memory at the GPU's CPU; PXN and C2C keep GPUDirect") {
-  CHECK(parse_gdr_level("PHB") == GdrLevel::phb);
-  CHECK_FALSE(parse_gdr_level("phb"));
-  CHECK_FALSE(parse_gdr_level("NODE"));
+TEST_CASE("beyond NCCL_NET_GDR_LEVEL the network stages in host memory at the GPU's CPU: PXN and C2C keep GPUDirect") {
+  CHECK(parse_path_level("PHB") == PathLevel::phb);
+  CHECK_FALSE(parse_path_level("phb"));
+  CHECK_FALSE(parse_path_level("NODE"));
 
-  // Two L40S servers: GPU0 and the NIC on root ports of socket 0 (PHB), GPU1 on socket 1 (SYS).
+  // Two L40S servers: GPU0 and the NIC card on root ports of socket 0 (PHB), GPU1 on socket 1
+  // (SYS); the card's two SR-IOV functions are the NICs NCCL sees, GPU0 on the first, GPU1 on the
+  // second.
   Topology t = resolve_topology("l40s-2s-roce", PresetOptions{});
   REQUIRE(t.gpu_count() == 4);
   const DeviceId nic = t.nic_of(0);
-  CHECK(t.net_gdr_level() == GdrLevel::pxb);
+  CHECK(t.device(nic).name == "n0-vf0");
+  CHECK(t.device(t.nic_of(1)).name == "n0-vf1");
+  CHECK(t.net_gdr_level() == PathLevel::pxb);
   CHECK_FALSE(t.gdr(t.gpu(0), nic, true));
-  CHECK_FALSE(t.gdr(t.gpu(1), nic, false));
+  CHECK_FALSE(t.gdr(t.gpu(1), t.nic_of(1), false));
   // GPU1 stores into host memory at its own socket; the NIC reads it across UPI. At the far end
   // the NIC writes socket 0's memory and GPU0 loads from there: that last leg is the host leg.
   const Route staged = t.route(1, 2);
-  CHECK(route_names(t, 1, 2) ==
-        std::vector<std::string>{"n0-cpu1", "n0-cpu0", "n0-nic0", "sw", "n1-nic0", "n1-cpu0", "n1-gpu0"});
-  CHECK(staged.host_leg == 6);
+  CHECK(route_names(t, 1, 2) == std::vector<std::string>{"n0-cpu1", "n0-cpu0", "n0-cx7", "n0-vf1", "n0-port", "sw",
+                                                         "n1-port", "n1-vf0", "n1-cx7", "n1-cpu0", "n1-gpu0"});
+  CHECK(staged.host_leg == 10);
   CHECK_FALSE(staged.via_cpu);  // the GPUs' own host-memory accesses: not P2P through the CPU
   CHECK(staged.latency_class == LatencyClass::net);
 
   // NCCL_NET_GDR_LEVEL=SYS: the NIC reads and writes the GPUs through the CPUs (P2P through them).
-  t.set_net_gdr_level(GdrLevel::sys);
-  CHECK(t.gdr(t.gpu(1), nic, true));
+  t.set_net_gdr_level(PathLevel::sys);
+  CHECK(t.gdr(t.gpu(1), t.nic_of(1), true));
   const Route direct = t.route(1, 2);
   CHECK(direct.host_leg == SIZE_MAX);
   CHECK(direct.via_cpu);
-  t.set_net_gdr_level(GdrLevel::loc);  // LOC: never; a move keeps the level
+  t.set_net_gdr_level(PathLevel::loc);  // LOC: never; a move keeps the level
   const Topology moved = std::move(t);
-  CHECK(moved.net_gdr_level() == GdrLevel::loc);
+  CHECK(moved.net_gdr_level() == PathLevel::loc);
   CHECK_FALSE(moved.gdr(moved.gpu(0), nic, false));
 
   // Before Ampere a GPU without NVLink does not let the NIC read it (sends are staged); receives
@@ -611,8 +617,8 @@ TEST_CASE("beyond NCCL_NET_GDR_LEVEL the network stages in host memory at the GP
   const Topology volta = make_preset("pcie-gen3-8gpu", two);
   CHECK_FALSE(volta.gdr(volta.gpu(0), volta.nic_of(0), true));
   CHECK(volta.gdr(volta.gpu(0), volta.nic_of(0), false));
-  CHECK(route_names(volta, 0, 8).front() == "pcie0");
-  CHECK(route_names(volta, 0, 8)[1] == "cpu0");
+  CHECK(route_names(volta, 0, 8).front() == "n0.pcie0");
+  CHECK(route_names(volta, 0, 8)[1] == "n0.cpu0");
 
   // NVLink machines: a GPU whose kept NIC sits across the CPU hands off to an NVLink peer next to
   // it (PXN); a Grace Hopper reaches the NIC on its own Grace over C2C.
@@ -622,4 +628,29 @@ TEST_CASE("beyond NCCL_NET_GDR_LEVEL the network stages in host memory at the GP
   const Topology gh = make_preset("gh200-quad", two);
   CHECK(gh.gdr(gh.gpu(2), gh.nic_of(2), false));
   CHECK(gh.route(2, 6).host_leg == SIZE_MAX);
+}
+
+TEST_CASE("NCCL_P2P_LEVEL: GPU pairs farther than it go through host memory, NVLink ones too") {
+  CHECK(parse_path_level("NVL") == PathLevel::nvl);
+  CHECK(parse_path_level("2") == PathLevel::pxb);  // NCCL's old numbering
+  Topology pcie = make_preset("pcie-gen4-8gpu");  // 2 GPUs per PCIe switch, 2 switches per socket
+  CHECK(pcie.p2p_class(0, 1) == PathLevel::pix);
+  CHECK(pcie.p2p_class(0, 2) == PathLevel::phb);
+  CHECK(pcie.p2p_class(0, 7) == PathLevel::sys);
+  pcie.set_p2p_level(PathLevel::pxb);  // what NCCL sets on Intel hosts
+  CHECK_FALSE(pcie.route(0, 1).shm);
+  CHECK(pcie.route(0, 2).shm);
+  CHECK(route_names(pcie, 0, 2) == std::vector<std::string>{"pcie0", "cpu0", "pcie1", "gpu2"});
+  pcie.set_p2p_level(PathLevel::phb);
+  CHECK_FALSE(pcie.route(0, 2).shm);
+  CHECK(pcie.route(0, 7).shm);
+
+  Topology dgx = make_preset("dgx-h100");
+  dgx.set_p2p_level(PathLevel::loc);  // NCCL_P2P_DISABLE=1: even NVLink pairs use SHM
+  CHECK(dgx.route(0, 1).shm);
+  CHECK(path_class(dgx, dgx.gpu(0), dgx.gpu(1)) == "NV18");  // nvidia-smi still sees the NVLink
+  dgx.set_p2p_level(PathLevel::nvl);
+  CHECK_FALSE(dgx.route(0, 1).shm);
+  const Topology moved = std::move(dgx);
+  CHECK(moved.p2p_level() == PathLevel::nvl);
 }

@@ -122,6 +122,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   gpus_ = std::move(other.gpus_);
   pcie_p2p_ = other.pcie_p2p_;
   net_gdr_level_ = other.net_gdr_level_;
+  p2p_level_ = other.p2p_level_;
   rebuild_graph();
   other.devices_.clear();
   other.links_.clear();
@@ -154,6 +155,7 @@ Topology Topology::without(const std::function<bool(DeviceId)>& drop_device,
   for (auto g : gpus_) t.gpus_.push_back(renumbered[g]);  // GPUs are never dropped
   t.pcie_p2p_ = pcie_p2p_;
   t.net_gdr_level_ = net_gdr_level_;
+  t.p2p_level_ = p2p_level_;
   return t;
 }
 

@@ -100,10 +100,14 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (!j["pcie_p2p"].is_boolean()) throw Error(origin + ": pcie_p2p: expected true or false");
     t.set_pcie_p2p(j["pcie_p2p"].get<bool>());
   }
-  if (j.contains("net_gdr_level")) {
-    const auto level = j["net_gdr_level"].is_string() ? parse_gdr_level(j["net_gdr_level"].get<std::string>()) : std::nullopt;
-    if (!level) throw Error(origin + ": net_gdr_level: expected one of LOC, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
-    t.set_net_gdr_level(*level);
+  for (const char* key : {"net_gdr_level", "p2p_level"}) {
+    if (!j.contains(key)) continue;
+    const auto level = j[key].is_string() ? parse_path_level(j[key].get<std::string>()) : std::nullopt;
+    if (!level)
+      throw Error(origin + ": " + key + ": expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_" +
+                  (std::string(key) == "p2p_level" ? "P2P_LEVEL" : "NET_GDR_LEVEL") + ")");
+    if (std::string(key) == "p2p_level") t.set_p2p_level(*level);
+    else t.set_net_gdr_level(*level);
   }
   if (t.gpu_count() == 0) throw Error(origin + ": devices: no GPU");
   t.gpu_arch();       // one GPU family, with a model

@@ -28,7 +28,7 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
       if (t.gpu(i) == a) ia = i;
       if (t.gpu(i) == b) ib = i;
     }
-    r = t.route(ia, ib);
+    r = t.p2p_route(ia, ib);
     if (!r.hops.empty() && !r.through_gpu && t.link(r.hops.front().links.front()).kind == LinkKind::nvlink) {
       int lanes = 0;
       for (auto l : r.hops.front().links) lanes += t.link(l).lanes;
@@ -36,7 +36,12 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
     }
   }
   // nvidia-smi classifies everything else by the PCIe path (it never shows NCCL's NVB).
-  r = t.path(a, b);
+  return pcie_class(t, a, b);
+}
+
+std::string pcie_class(const Topology& t, DeviceId a, DeviceId b) {
+  if (a == b) return "X";
+  const Route r = t.path(a, b);
   bool cpu_link = false, net = false, via_cpu = false;
   int pcie_switches = 0;
   for (std::size_t i = 0; i < r.hops.size(); ++i) {
@@ -111,7 +116,10 @@ std::string summary(const Topology& t) {
   out << "\nlinks:";
   for (const auto& [k, n] : links) out << " " << n << " " << k;
   out << "\nNVLS: " << (t.has_nvls() ? "yes" : "no") << ", SHARP: " << (t.has_sharp() ? "yes" : "no")
-      << (t.pcie_p2p() ? "" : ", PCIe P2P: no (GPU pairs without NVLink go through host memory)") << "\n";
+      << (t.pcie_p2p() ? "" : ", PCIe P2P: no (GPU pairs without NVLink go through host memory)")
+      << (t.p2p_level() == PathLevel::sys ? "" : ", P2P level: " + std::string(to_string(t.p2p_level())) +
+                                                    " (farther GPU pairs go through host memory)")
+      << "\n";
   const NetTransport net = t.net_transport();
   if (!net.name.empty()) {
     out << "network transport: " << net.name << " (protocols without NCCL_PROTO: "
@@ -140,7 +148,8 @@ std::string summary(const Topology& t) {
 nlohmann::json to_json(const Topology& t) {
   nlohmann::json j{{"name", t.name()}};
   if (!t.pcie_p2p()) j["pcie_p2p"] = false;
-  if (t.net_gdr_level() != GdrLevel::pxb) j["net_gdr_level"] = std::string(to_string(t.net_gdr_level()));
+  if (t.net_gdr_level() != PathLevel::pxb) j["net_gdr_level"] = std::string(to_string(t.net_gdr_level()));
+  if (t.p2p_level() != PathLevel::sys) j["p2p_level"] = std::string(to_string(t.p2p_level()));
   auto& devices = j["devices"] = nlohmann::json::array();
   for (const auto& d : t.devices()) {
     nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};

@@ -15,6 +15,8 @@ namespace ccsim::topo {
 
 // As nvidia-smi prints it (NVLink, else the PCIe path).
 std::string path_class(const Topology& t, DeviceId a, DeviceId b);
+// The PCIe (and network) path's class alone: PIX, PXB, PHB, NODE, SYS or NET.
+std::string pcie_class(const Topology& t, DeviceId a, DeviceId b);
 // As NCCL routes GPU-to-GPU traffic: path_class, or NVB where NVLink through a third GPU is used.
 std::string route_class(const Topology& t, std::size_t gpu_a, std::size_t gpu_b);
 // Signalling bandwidth per direction of the narrowest hop between two GPUs (by rank index), on

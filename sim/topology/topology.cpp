@@ -207,6 +207,27 @@ double Topology::effective_bandwidth(LinkId id, const Model& model) const {
 
 Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   const DeviceId src = gpu(src_gpu), dst = gpu(dst_gpu);
+  if (p2p_level_ == PathLevel::sys || devices_[src].node != devices_[dst].node || p2p_class(src_gpu, dst_gpu) <= p2p_level_)
+    return p2p_route(src_gpu, dst_gpu);
+  // Beyond NCCL_P2P_LEVEL: SHM, as without PCIe P2P (the receiver's CPU's memory).
+  const std::size_t spread = src * 31 + dst;
+  Route out = through_memory(src, nearest_cpu(dst, spread), dst, spread);
+  out.latency_class = LatencyClass::pcie;
+  out.via_cpu = out.shm = true;
+  return out;
+}
+
+PathLevel Topology::p2p_class(std::size_t src_gpu, std::size_t dst_gpu) const {
+  const Route r = p2p_route(src_gpu, dst_gpu);
+  if (r.through_gpu) return PathLevel::nvb;
+  if (r.shm) return PathLevel::sys;  // no PCIe P2P: beyond any level but SYS's
+  if (links_[r.hops.front().links.front()].kind == LinkKind::nvlink) return PathLevel::nvl;
+  const std::string c = pcie_class(*this, gpu(src_gpu), gpu(dst_gpu));
+  return c == "PIX" ? PathLevel::pix : c == "PXB" ? PathLevel::pxb : c == "SYS" ? PathLevel::sys : PathLevel::phb;
+}
+
+Route Topology::p2p_route(std::size_t src_gpu, std::size_t dst_gpu) const {
+  const DeviceId src = gpu(src_gpu), dst = gpu(dst_gpu);
   auto other_end = [&](LinkId l, DeviceId from) { return links_[l].a == from ? links_[l].b : links_[l].a; };
   Route route;
 
@@ -342,7 +363,7 @@ Route Topology::through_memory(DeviceId a, DeviceId cpu, DeviceId b, std::size_t
 }
 
 bool Topology::gdr(DeviceId gpu, DeviceId nic, bool read) const {
-  if (net_gdr_level_ == GdrLevel::loc) return false;
+  if (net_gdr_level_ == PathLevel::loc) return false;
   if (read && devices_[gpu].arch == "volta") {
     // NCCL: "Disable GDR Reads pre-Ampere when we have other PCI flows", unless the GPU has
     // NVLink to another GPU or is its node's only GPU.
@@ -356,7 +377,7 @@ bool Topology::gdr(DeviceId gpu, DeviceId nic, bool read) const {
     // P2C: the NIC hangs off the CPU the GPU shares memory with over NVLink-C2C (Grace).
     if (links_[path(g, nic).hops.front().links.front()].kind == LinkKind::c2c) return true;
     const std::string c = path_class(*this, g, nic);
-    const GdrLevel level = c == "PIX" ? GdrLevel::pix : c == "PXB" ? GdrLevel::pxb : c == "SYS" ? GdrLevel::sys : GdrLevel::phb;
+    const PathLevel level = c == "PIX" ? PathLevel::pix : c == "PXB" ? PathLevel::pxb : c == "SYS" ? PathLevel::sys : PathLevel::phb;
     return level <= net_gdr_level_;
   };
   if (within(gpu)) return true;
@@ -368,21 +389,23 @@ bool Topology::gdr(DeviceId gpu, DeviceId nic, bool read) const {
   return false;
 }
 
-std::string_view to_string(GdrLevel level) {
+std::string_view to_string(PathLevel level) {
   switch (level) {
-    case GdrLevel::loc: return "LOC";
-    case GdrLevel::pix: return "PIX";
-    case GdrLevel::pxb: return "PXB";
-    case GdrLevel::phb: return "PHB";
-    case GdrLevel::sys: return "SYS";
+    case PathLevel::loc: return "LOC";
+    case PathLevel::nvl: return "NVL";
+    case PathLevel::nvb: return "NVB";
+    case PathLevel::pix: return "PIX";
+    case PathLevel::pxb: return "PXB";
+    case PathLevel::phb: return "PHB";
+    case PathLevel::sys: return "SYS";
   }
   return "?";
 }
 
-std::optional<GdrLevel> parse_gdr_level(const std::string& name) {
-  constexpr GdrLevel kLevels[] = {GdrLevel::loc, GdrLevel::pix, GdrLevel::pxb, GdrLevel::phb, GdrLevel::sys};
-  for (GdrLevel l : kLevels)
+std::optional<PathLevel> parse_path_level(const std::string& name) {
+  for (PathLevel l : {PathLevel::loc, PathLevel::nvl, PathLevel::nvb, PathLevel::pix, PathLevel::pxb, PathLevel::phb, PathLevel::sys})
     if (name == to_string(l)) return l;
+  constexpr PathLevel kLevels[] = {PathLevel::loc, PathLevel::pix, PathLevel::pxb, PathLevel::phb, PathLevel::sys};
   // NCCL's old numbering (ncclGetLevel): 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 SYS, higher is SYS.
   if (!name.empty() && name.size() <= 3 && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return kLevels[std::min(4, std::stoi(name))];

@@ -79,14 +79,15 @@ struct Route {
   std::size_t host_leg = SIZE_MAX;
 };
 
-// NCCL_NET_GDR_LEVEL: the farthest GPU-NIC path class over which a NIC reads and writes GPU memory
-// (GPUDirect RDMA); beyond it NCCL stages network traffic in host memory. In NCCL's path order: LOC
-// (never), PIX, PXB (NCCL's default), PHB (nvidia-smi's PHB and NODE), SYS.
-enum class GdrLevel { loc, pix, pxb, phb, sys };
-std::string_view to_string(GdrLevel level);
-// "LOC", "PIX", "PXB", "PHB" or "SYS" (NCCL_NET_GDR_LEVEL's names), or NCCL's old numbers 0-4 for
-// them; nullopt for anything else.
-std::optional<GdrLevel> parse_gdr_level(const std::string& name);
+// NCCL's path classes as levels (NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL), nearest first: LOC (the
+// GPU itself: never), NVL (NVLink, direct or through NVSwitch), NVB (NVLink through another GPU),
+// PIX (one PCIe switch), PXB (several), PHB (through a CPU: nvidia-smi's PHB and NODE), SYS (across
+// CPUs).
+enum class PathLevel { loc, nvl, nvb, pix, pxb, phb, sys };
+std::string_view to_string(PathLevel level);
+// "LOC", "NVL", "NVB", "PIX", "PXB", "PHB" or "SYS", or NCCL's old numbers 0-4 (LOC, PIX, PXB, PHB,
+// SYS; ncclGetLevel); nullopt for anything else.
+std::optional<PathLevel> parse_path_level(const std::string& name);
 
 class Topology {
  public:
@@ -142,8 +143,14 @@ class Topology {
   // is joined to by NVLink-C2C (NCCL_NET_GDR_C2C=1); and before Ampere a GPU without NVLink to
   // another GPU of its node does not let the NIC read it. Without GDR the GPU stores what it sends
   // into host memory, and loads what it receives from there (Route::host_leg).
-  void set_net_gdr_level(GdrLevel level) { net_gdr_level_ = level; }
-  GdrLevel net_gdr_level() const { return net_gdr_level_; }
+  // NCCL_P2P_LEVEL: GPUs of a node whose path is farther than this talk through host memory (SHM)
+  // instead of P2P, NVLink ones too (NCCL_P2P_DISABLE=1 is LOC). Default SYS: P2P wherever
+  // pcie_p2p allows. NCCL itself lowers it to PXB on Intel and ARM hosts (ncclTopoCheckP2p); ccsim
+  // leaves that to the machine's description.
+  void set_p2p_level(PathLevel level) { p2p_level_ = level; }
+  PathLevel p2p_level() const { return p2p_level_; }
+  void set_net_gdr_level(PathLevel level) { net_gdr_level_ = level; }
+  PathLevel net_gdr_level() const { return net_gdr_level_; }
   bool gdr(DeviceId gpu, DeviceId nic, bool read) const;
 
   // The links traffic from GPU `src` to GPU `dst` crosses, as NCCL would route it: direct NVLink,
@@ -152,6 +159,10 @@ class Topology {
   // (within a node without PCIe P2P: up to the receiver's nearest CPU and down, Route::shm).
   // Error when the GPUs are not connected.
   Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
+  // route() as P2P would go, whatever p2p_level says (the hardware's path, as nvidia-smi shows it).
+  Route p2p_route(std::size_t src_gpu, std::size_t dst_gpu) const;
+  // The path class NCCL gives the P2P route of two GPUs of a node (NVL, NVB or the PCIe class).
+  PathLevel p2p_class(std::size_t src_gpu, std::size_t dst_gpu) const;
   // The shortest path between any two devices (GPUs never forward).
   Route path(DeviceId src, DeviceId dst) const;
   // NICs in device order (their index is the rail) of one node.
@@ -217,7 +228,8 @@ class Topology {
   std::vector<Link> links_;
   std::vector<DeviceId> gpus_;
   bool pcie_p2p_ = true;
-  GdrLevel net_gdr_level_ = GdrLevel::pxb;
+  PathLevel net_gdr_level_ = PathLevel::pxb;
+  PathLevel p2p_level_ = PathLevel::sys;
 };
 
 // Per-direction signalling bandwidth of one lane of a link generation, from configs/links.json.

@@ -64,10 +64,12 @@ std::vector<LogCase> read_map(const std::string& file) {
       c.topology.nics_per_node = need(e, "nics_per_node", where, is_int, "an integer").get<int>();
     if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
     if (e.contains("pcie_p2p")) c.topology.no_pcie_p2p = !need(e, "pcie_p2p", where, is_bool, "true or false").get<bool>();
-    if (auto level = optional_string(e, "net_gdr_level", where, "LOC, PIX, PXB, PHB or SYS")) {
-      if (!topo::parse_gdr_level(*level))
-        throw Error(file + ": " + where + ".net_gdr_level: expected LOC, PIX, PXB, PHB or SYS (NCCL_NET_GDR_LEVEL), got " + *level);
-      c.topology.net_gdr_level = *level;
+    for (const char* key : {"net_gdr_level", "p2p_level"}) {
+      const auto level = optional_string(e, key, where, "LOC, NVL, NVB, PIX, PXB, PHB or SYS");
+      if (!level) continue;
+      if (!topo::parse_path_level(*level))
+        throw Error(file + ": " + where + "." + key + ": expected LOC, NVL, NVB, PIX, PXB, PHB or SYS, got " + *level);
+      (std::string(key) == "p2p_level" ? c.topology.p2p_level : c.topology.net_gdr_level) = *level;
     }
     if (e.contains("gpus_per_thread")) {
       c.gpus_per_thread = need(e, "gpus_per_thread", where, is_int, "an integer").get<int>();
@@ -198,7 +200,8 @@ std::string algorithm_named(std::string name) {
   return it == names.end() ? "" : it->second;
 }
 
-// The command line's NCCL_ALGO, NCCL_PROTO and NCCL_NET_GDR_LEVEL, where the map or the command
+// The command line's NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL and NCCL_P2P_DISABLE,
+// where the map or the command
 // did not choose: the run measured what they forced. Said in the log's header.
 void apply_command_settings(PreparedLog& p) {
   const auto& env = p.log.nccl_env;
@@ -225,15 +228,32 @@ void apply_command_settings(PreparedLog& p) {
       note("NCCL_PROTO=" + it->second);
     }
   }
-  if (const auto it = env.find("NCCL_NET_GDR_LEVEL"); it != env.end()) {
-    const auto level = topo::parse_gdr_level(it->second);
-    if (!p.c.topology.net_gdr_level.empty()) note("NCCL_NET_GDR_LEVEL=" + it->second + " overridden");
-    else if (!level) note("NCCL_NET_GDR_LEVEL=" + it->second + " not understood");
+  auto level_setting = [&](const std::string& name, std::string& field, std::optional<std::string> value) {
+    if (!value) return;
+    const auto level = topo::parse_path_level(*value);
+    if (!field.empty()) note(name + "=" + *value + " overridden");
+    else if (!level) note(name + "=" + *value + " not understood");
     else {
-      p.c.topology.net_gdr_level = std::string(topo::to_string(*level));
-      note("NCCL_NET_GDR_LEVEL=" + it->second);
+      field = std::string(topo::to_string(*level));
+      note(name + "=" + *value);
+    }
+  };
+  auto setting = [&](const char* name) -> std::optional<std::string> {
+    const auto it = env.find(name);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  level_setting("NCCL_NET_GDR_LEVEL", p.c.topology.net_gdr_level, setting("NCCL_NET_GDR_LEVEL"));
+  // NCCL_P2P_DISABLE=1 is P2P level LOC (ncclGetLevel reads both; the level wins when both are set).
+  auto p2p = setting("NCCL_P2P_LEVEL");
+  if (!p2p && setting("NCCL_P2P_DISABLE") == std::optional<std::string>("1")) {
+    if (p.c.topology.p2p_level.empty()) {
+      p.c.topology.p2p_level = "LOC";
+      note("NCCL_P2P_DISABLE=1");
+    } else {
+      note("NCCL_P2P_DISABLE=1 overridden");
     }
   }
+  level_setting("NCCL_P2P_LEVEL", p.c.topology.p2p_level, p2p);
 }
 
 // The log's GPUs against the machine they are simulated on: a family that differs (a B200 log on

@@ -5,6 +5,9 @@
 namespace ccsim::cli {
 
 void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
+  const auto level_check = [](const std::string& v) {
+    return topo::parse_path_level(v) ? std::string() : "expected LOC, NVL, NVB, PIX, PXB, PHB or SYS, got " + v;
+  };
   cmd->add_option("--topo", a.name, "Preset (`ccsim topo list`), a shipped topology, or a JSON file")
       ->capture_default_str()
       ->each([&a](const std::string&) { a.name_given = true; });
@@ -32,9 +35,12 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
                   "NCCL_NET_GDR_LEVEL: LOC, PIX, PXB, PHB or SYS, the farthest GPU-NIC path at which the NIC reads "
                   "and writes GPU memory (GPUDirect RDMA); farther, network traffic is staged in host memory "
                   "(default: the topology's, else NCCL's PXB)")
-      ->check([](const std::string& v) {
-        return topo::parse_gdr_level(v) ? std::string() : "expected LOC, PIX, PXB, PHB or SYS, got " + v;
-      });
+      ->check(level_check);
+  cmd->add_option("--p2p-level", a.p2p_level,
+                  "NCCL_P2P_LEVEL: LOC, NVL, NVB, PIX, PXB, PHB or SYS, the farthest path at which GPUs of a node "
+                  "use P2P; farther pairs, NVLink ones included, go through host memory (SHM). LOC is "
+                  "NCCL_P2P_DISABLE=1 (default: the topology's, else SYS)")
+      ->check(level_check);
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
 
@@ -58,7 +64,8 @@ topo::Topology build_topology(const TopologyArgs& a) {
   if (a.gpus_per_node) t.keep_gpus_per_node(*a.gpus_per_node);
   if (a.nics_per_node) t.keep_nics_per_node(*a.nics_per_node);
   if (a.no_pcie_p2p) t.set_pcie_p2p(false);
-  if (!a.net_gdr_level.empty()) t.set_net_gdr_level(*topo::parse_gdr_level(a.net_gdr_level));
+  if (!a.net_gdr_level.empty()) t.set_net_gdr_level(*topo::parse_path_level(a.net_gdr_level));
+  if (!a.p2p_level.empty()) t.set_p2p_level(*topo::parse_path_level(a.p2p_level));
   return t;
 }
 

@@ -17,6 +17,7 @@ struct TopologyArgs {
   std::optional<int> nics_per_node;  // keep only K NICs per node, spread over its ranks
   bool no_pcie_p2p = false;          // GPUs reach each other through host memory (Topology::pcie_p2p)
   std::string net_gdr_level;         // NCCL_NET_GDR_LEVEL (Topology::gdr); empty: the topology's
+  std::string p2p_level;             // NCCL_P2P_LEVEL (Topology::p2p_level); empty: the topology's
   // Whether the command line named the machine and its node count; where it did not, a measured
   // log's device lines may (accuracy, calibrate).
   bool name_given = false;
