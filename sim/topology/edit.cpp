@@ -123,6 +123,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   pcie_p2p_ = other.pcie_p2p_;
   net_gdr_level_ = other.net_gdr_level_;
   p2p_level_ = other.p2p_level_;
+  gdr_cache_ = other.gdr_cache_;
   rebuild_graph();
   other.devices_.clear();
   other.links_.clear();

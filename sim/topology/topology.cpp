@@ -87,6 +87,7 @@ NetTransport net_transport(const std::string& generation) {
 }
 
 DeviceId Topology::add_device(Device device) {
+  forget_gdr();
   const DeviceId id = boost::add_vertex(graph_);
   if (device.kind == DeviceKind::gpu) gpus_.push_back(id);
   devices_.push_back(std::move(device));
@@ -94,6 +95,7 @@ DeviceId Topology::add_device(Device device) {
 }
 
 LinkId Topology::add_link(DeviceId a, DeviceId b, LinkKind kind, const std::string& generation, int lanes) {
+  forget_gdr();
   if (a >= devices_.size() || b >= devices_.size() || a == b)
     throw Error("topology " + name_ + ": invalid link endpoints");
   if (lanes < 1) throw Error("topology " + name_ + ": a link needs at least one lane");
@@ -140,6 +142,7 @@ NetTransport Topology::net_transport() const {
 }
 
 void Topology::keep_gpus_per_node(int per_node) {
+  forget_gdr();  // PXN looks for relays among the ranks
   if (per_node < 1) throw Error("GPUs per node must be at least 1");
   std::vector<DeviceId> kept;
   std::map<int, int> taken;
@@ -363,6 +366,18 @@ Route Topology::through_memory(DeviceId a, DeviceId cpu, DeviceId b, std::size_t
 }
 
 bool Topology::gdr(DeviceId gpu, DeviceId nic, bool read) const {
+  const auto key = std::make_tuple(gpu, nic, read);
+  {
+    std::lock_guard<std::mutex> lock(gdr_cache_->mutex);
+    if (auto it = gdr_cache_->answers.find(key); it != gdr_cache_->answers.end()) return it->second;
+  }
+  const bool answer = gdr_uncached(gpu, nic, read);
+  std::lock_guard<std::mutex> lock(gdr_cache_->mutex);
+  gdr_cache_->answers[key] = answer;
+  return answer;
+}
+
+bool Topology::gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const {
   if (net_gdr_level_ == PathLevel::loc) return false;
   if (read && devices_[gpu].arch == "volta") {
     // NCCL: "Disable GDR Reads pre-Ampere when we have other PCI flows", unless the GPU has

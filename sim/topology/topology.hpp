@@ -3,6 +3,10 @@
 // that turns a GPU pair into the links its traffic crosses.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -149,7 +153,10 @@ class Topology {
   // leaves that to the machine's description.
   void set_p2p_level(PathLevel level) { p2p_level_ = level; }
   PathLevel p2p_level() const { return p2p_level_; }
-  void set_net_gdr_level(PathLevel level) { net_gdr_level_ = level; }
+  void set_net_gdr_level(PathLevel level) {
+    net_gdr_level_ = level;
+    forget_gdr();
+  }
   PathLevel net_gdr_level() const { return net_gdr_level_; }
   bool gdr(DeviceId gpu, DeviceId nic, bool read) const;
 
@@ -222,6 +229,14 @@ class Topology {
   DeviceId nearest_cpu(DeviceId device, std::size_t spread) const;
   // The path from a to b through the memory of `cpu`: a's path up to it, then its path to b.
   Route through_memory(DeviceId a, DeviceId cpu, DeviceId b, std::size_t spread) const;
+  // gdr() answers, by (GPU, NIC, read): each takes graph searches, and route() asks for every pair
+  // across nodes. Guarded: simulations on several threads may share one topology.
+  struct GdrCache {
+    std::mutex mutex;
+    std::map<std::tuple<DeviceId, DeviceId, bool>, bool> answers;
+  };
+  void forget_gdr() { gdr_cache_ = std::make_shared<GdrCache>(); }
+  bool gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const;
   std::string name_;
   Graph graph_;
   std::vector<Device> devices_;
@@ -230,6 +245,7 @@ class Topology {
   bool pcie_p2p_ = true;
   PathLevel net_gdr_level_ = PathLevel::pxb;
   PathLevel p2p_level_ = PathLevel::sys;
+  std::shared_ptr<GdrCache> gdr_cache_ = std::make_shared<GdrCache>();
 };
 
 // Per-direction signalling bandwidth of one lane of a link generation, from configs/links.json.
