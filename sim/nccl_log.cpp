@@ -161,8 +161,18 @@ std::map<std::string, std::string> nccl_settings(std::string_view command) {
     char quote = 0;
     if (stop < command.size() && (command[stop] == '"' || command[stop] == '\'')) quote = command[stop++];
     const std::size_t value_start = stop;
-    while (stop < command.size() && (quote ? command[stop] != quote
-                                           : !std::isspace(static_cast<unsigned char>(command[stop])) && command[stop] != ','))
+    // A comma ends the value only where another NAME= follows (srun's --export list); otherwise it
+    // is the value's own list (NCCL_ALGO=Ring,Tree, NCCL_IB_HCA=mlx5_0,mlx5_1).
+    auto next_setting = [&](std::size_t comma) {
+      std::size_t k = comma + 1;
+      while (k < command.size() && (std::isupper(static_cast<unsigned char>(command[k])) ||
+                                    std::isdigit(static_cast<unsigned char>(command[k])) || command[k] == '_'))
+        ++k;
+      return k > comma + 1 && k < command.size() && command[k] == '=';
+    };
+    while (stop < command.size() &&
+           (quote ? command[stop] != quote
+                  : !std::isspace(static_cast<unsigned char>(command[stop])) && !(command[stop] == ',' && next_setting(stop))))
       ++stop;
     std::string value(command.substr(value_start, stop - value_start));
     while (!value.empty() && (value.back() == '"' || value.back() == '\'')) value.pop_back();

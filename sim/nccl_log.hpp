@@ -66,8 +66,8 @@ struct NcclLog {
   std::optional<int> ranks_per_host;
   std::string command;       // the command line, shell prompt removed and continuation lines joined
   // NCCL_* variables the command line sets, in any of the forms launchers pass them: "NCCL_X=v cmd",
-  // mpirun's "-x NCCL_X=v", srun's "--export=ALL,NCCL_X=v", docker's "-e NCCL_X=v" (quotes removed;
-  // the last setting of a name wins).
+  // mpirun's "-x NCCL_X=v", srun's "--export=ALL,NCCL_X=v,OTHER=w", docker's "-e NCCL_X=v" (quotes
+  // removed; a value may be a list, "Ring,Tree"; the last setting of a name wins).
   std::map<std::string, std::string> nccl_env;
   // GPUs one host thread drives (nccl-tests -g): from the "nThread T nGpus G" header, else the
   // command's -g/--ngpus. One thread issues each call to its G GPUs in turn, so the host's issue

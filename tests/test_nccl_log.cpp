@@ -550,13 +550,16 @@ TEST_CASE("nccl log: the NCCL settings of the command line, in the forms launche
                                            "./build/all_reduce_perf -b 8 -e 1G -g 1\n") + kNewLayout);
   CHECK(mpirun.nccl_env.at("NCCL_ALGO") == "Ring");
   CHECK(mpirun.nccl_env.at("NCCL_PROTO") == "Simple");
-  CHECK(mpirun.nccl_env.at("NCCL_IB_HCA") == "mlx5_2");  // a comma ends a value, as in srun's lists
+  CHECK(mpirun.nccl_env.at("NCCL_IB_HCA") == "mlx5_2,mlx5_8");  // a list value keeps its commas
   const NcclLog shell = parse(std::string("NCCL_NET_GDR_LEVEL='PHB' NCCL_P2P_LEVEL=SYS ./all_gather_perf -b 8 -e 128M\n") + kNewLayout);
   CHECK(shell.nccl_env.at("NCCL_NET_GDR_LEVEL") == "PHB");
   CHECK(shell.nccl_env.at("NCCL_P2P_LEVEL") == "SYS");
-  const NcclLog srun = parse(std::string("srun --export=ALL,NCCL_ALGO=Tree,NCCL_DEBUG=INFO all_reduce_perf -b 8 -e 1M\n") + kNewLayout);
-  CHECK(srun.nccl_env.at("NCCL_ALGO") == "Tree");
+  // In srun's list a comma followed by another NAME= ends the value; other commas belong to it.
+  const NcclLog srun = parse(std::string("srun --export=ALL,NCCL_ALGO=Tree,Ring,NCCL_DEBUG=INFO,OMP_NUM_THREADS=4 "
+                                         "all_reduce_perf -b 8 -e 1M\n") + kNewLayout);
+  CHECK(srun.nccl_env.at("NCCL_ALGO") == "Tree,Ring");
   CHECK(srun.nccl_env.at("NCCL_DEBUG") == "INFO");
+  CHECK(srun.nccl_env.size() == 2);
   // Not a setting: a word that merely contains the name, or a name without a value.
   const NcclLog none = parse(std::string("mpirun -x MY_NCCL_ALGO=ring -x NCCL_ALGO ./all_reduce_perf -b 8\n") + kNewLayout);
   CHECK(none.nccl_env.empty());

@@ -201,8 +201,8 @@ std::string algorithm_named(std::string name) {
 }
 
 // The command line's NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL and NCCL_P2P_DISABLE,
-// where the map or the command
-// did not choose: the run measured what they forced. Said in the log's header.
+// where the map or the command did not choose: the run measured what they forced. Said in the
+// log's header.
 void apply_command_settings(PreparedLog& p) {
   const auto& env = p.log.nccl_env;
   auto note = [&](const std::string& text) { p.from_command += (p.from_command.empty() ? "" : "; ") + text; };
