@@ -145,6 +145,13 @@ bool is_assignment(std::string_view token) {
 // --export lists) or an '=' (--export=NCCL_...), values without their quotes.
 std::map<std::string, std::string> nccl_settings(std::string_view command) {
   std::map<std::string, std::string> out;
+  // Where a run of name characters (A-Z, 0-9, _) starting at `from` ends.
+  auto name_end = [&](std::size_t from) {
+    while (from < command.size() && (std::isupper(static_cast<unsigned char>(command[from])) ||
+                                     std::isdigit(static_cast<unsigned char>(command[from])) || command[from] == '_'))
+      ++from;
+    return from;
+  };
   for (std::size_t at = command.find("NCCL_"); at != std::string_view::npos; at = command.find("NCCL_", at + 1)) {
     if (at > 0) {
       const char before = command[at - 1];
@@ -152,10 +159,7 @@ std::map<std::string, std::string> nccl_settings(std::string_view command) {
           before != '\'')
         continue;
     }
-    std::size_t end = at + 5;
-    while (end < command.size() && (std::isupper(static_cast<unsigned char>(command[end])) ||
-                                    std::isdigit(static_cast<unsigned char>(command[end])) || command[end] == '_'))
-      ++end;
+    const std::size_t end = name_end(at + 5);
     if (end >= command.size() || command[end] != '=' || end == at + 5) continue;
     std::size_t stop = end + 1;
     char quote = 0;
@@ -164,10 +168,7 @@ std::map<std::string, std::string> nccl_settings(std::string_view command) {
     // A comma ends the value only where another NAME= follows (srun's --export list); otherwise it
     // is the value's own list (NCCL_ALGO=Ring,Tree, NCCL_IB_HCA=mlx5_0,mlx5_1).
     auto next_setting = [&](std::size_t comma) {
-      std::size_t k = comma + 1;
-      while (k < command.size() && (std::isupper(static_cast<unsigned char>(command[k])) ||
-                                    std::isdigit(static_cast<unsigned char>(command[k])) || command[k] == '_'))
-        ++k;
+      const std::size_t k = name_end(comma + 1);
       return k > comma + 1 && k < command.size() && command[k] == '=';
     };
     while (stop < command.size() &&

@@ -208,10 +208,22 @@ double Topology::effective_bandwidth(LinkId id, const Model& model) const {
   return l.bandwidth_bytes_per_s;
 }
 
+namespace {
+// NCCL's level of a PCIe path class inside a node (pcie_class): nvidia-smi's NODE is NCCL's PHB.
+PathLevel level_of(const std::string& pcie_path) {
+  return pcie_path == "PIX" ? PathLevel::pix
+         : pcie_path == "PXB" ? PathLevel::pxb
+         : pcie_path == "SYS" ? PathLevel::sys
+                              : PathLevel::phb;
+}
+}  // namespace
+
 Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   const DeviceId src = gpu(src_gpu), dst = gpu(dst_gpu);
-  if (p2p_level_ == PathLevel::sys || devices_[src].node != devices_[dst].node || p2p_class(src_gpu, dst_gpu) <= p2p_level_)
-    return p2p_route(src_gpu, dst_gpu);
+  Route p2p = p2p_route(src_gpu, dst_gpu);
+  if (p2p_level_ == PathLevel::sys || devices_[src].node != devices_[dst].node ||
+      p2p_class_of(p2p, src_gpu, dst_gpu) <= p2p_level_)
+    return p2p;
   // Beyond NCCL_P2P_LEVEL: SHM, as without PCIe P2P (the receiver's CPU's memory).
   const std::size_t spread = src * 31 + dst;
   Route out = through_memory(src, nearest_cpu(dst, spread), dst, spread);
@@ -221,12 +233,14 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
 }
 
 PathLevel Topology::p2p_class(std::size_t src_gpu, std::size_t dst_gpu) const {
-  const Route r = p2p_route(src_gpu, dst_gpu);
+  return p2p_class_of(p2p_route(src_gpu, dst_gpu), src_gpu, dst_gpu);
+}
+
+PathLevel Topology::p2p_class_of(const Route& r, std::size_t src_gpu, std::size_t dst_gpu) const {
   if (r.through_gpu) return PathLevel::nvb;
   if (r.shm) return PathLevel::sys;  // no PCIe P2P: beyond any level but SYS's
   if (links_[r.hops.front().links.front()].kind == LinkKind::nvlink) return PathLevel::nvl;
-  const std::string c = pcie_class(*this, gpu(src_gpu), gpu(dst_gpu));
-  return c == "PIX" ? PathLevel::pix : c == "PXB" ? PathLevel::pxb : c == "SYS" ? PathLevel::sys : PathLevel::phb;
+  return level_of(pcie_class(*this, gpu(src_gpu), gpu(dst_gpu)));
 }
 
 Route Topology::p2p_route(std::size_t src_gpu, std::size_t dst_gpu) const {
@@ -391,9 +405,7 @@ bool Topology::gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const {
   auto within = [&](DeviceId g) {
     // P2C: the NIC hangs off the CPU the GPU shares memory with over NVLink-C2C (Grace).
     if (links_[path(g, nic).hops.front().links.front()].kind == LinkKind::c2c) return true;
-    const std::string c = path_class(*this, g, nic);
-    const PathLevel level = c == "PIX" ? PathLevel::pix : c == "PXB" ? PathLevel::pxb : c == "SYS" ? PathLevel::sys : PathLevel::phb;
-    return level <= net_gdr_level_;
+    return level_of(pcie_class(*this, g, nic)) <= net_gdr_level_;
   };
   if (within(gpu)) return true;
   // PXN (NCCL 2.12+): a GPU far from the NIC hands its traffic over NVLink to a GPU close to it,

@@ -225,6 +225,8 @@ class Topology {
   // GPUs that share the same nearest NICs taking them in turn (GPU 2j and 2j+1 of a DGX A100 PCIe
   // switch use its NICs 2j and 2j+1), so that rings on different rails use different NICs.
   DeviceId gpu_nic(DeviceId gpu) const;
+  // p2p_class of the P2P route r the two GPUs already have.
+  PathLevel p2p_class_of(const Route& r, std::size_t src_gpu, std::size_t dst_gpu) const;
   // The CPU nearest a device (whose memory NCCL's host buffers for it live in); Error without one.
   DeviceId nearest_cpu(DeviceId device, std::size_t spread) const;
   // The path from a to b through the memory of `cpu`: a's path up to it, then its path to b.

@@ -206,27 +206,28 @@ std::string algorithm_named(std::string name) {
 void apply_command_settings(PreparedLog& p) {
   const auto& env = p.log.nccl_env;
   auto note = [&](const std::string& text) { p.from_command += (p.from_command.empty() ? "" : "; ") + text; };
-  if (const auto it = env.find("NCCL_ALGO"); it != env.end()) {
-    const std::string algo = algorithm_named(it->second);
-    if (p.c.algorithm == algo) note("NCCL_ALGO=" + it->second);
-    else if (p.c.algorithm != "auto") note("NCCL_ALGO=" + it->second + " overridden by " + p.c.algorithm);
-    else if (algo.empty()) note("NCCL_ALGO=" + it->second + " not followed (one algorithm only)");
+  auto setting = [&](const char* name) -> std::optional<std::string> {
+    const auto it = env.find(name);
+    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  // NCCL_ALGO and NCCL_PROTO: `chosen` is ccsim's name of the one algorithm or protocol the value
+  // names, empty for a list, an exclusion or an unknown name.
+  auto follow = [&](const std::string& name, const std::string& value, const std::string& chosen, std::string& field,
+                    const char* what) {
+    if (field == chosen) note(name + "=" + value);
+    else if (field != "auto") note(name + "=" + value + " overridden by " + field);
+    else if (chosen.empty()) note(name + "=" + value + " not followed (one " + what + " only)");
     else {
-      p.c.algorithm = algo;
-      note("NCCL_ALGO=" + it->second);
+      field = chosen;
+      note(name + "=" + value);
     }
-  }
-  if (const auto it = env.find("NCCL_PROTO"); it != env.end()) {
-    std::string proto = it->second;
-    for (auto& ch : proto) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    const bool one = proto == "simple" || proto == "ll" || proto == "ll128";
-    if (p.c.protocol == proto) note("NCCL_PROTO=" + it->second);
-    else if (p.c.protocol != "auto") note("NCCL_PROTO=" + it->second + " overridden by " + p.c.protocol);
-    else if (!one) note("NCCL_PROTO=" + it->second + " not followed (one protocol only)");
-    else {
-      p.c.protocol = proto;
-      note("NCCL_PROTO=" + it->second);
-    }
+  };
+  if (const auto algo = setting("NCCL_ALGO")) follow("NCCL_ALGO", *algo, algorithm_named(*algo), p.c.algorithm, "algorithm");
+  if (const auto proto = setting("NCCL_PROTO")) {
+    std::string lower = *proto;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool one = lower == "simple" || lower == "ll" || lower == "ll128";
+    follow("NCCL_PROTO", *proto, one ? lower : "", p.c.protocol, "protocol");
   }
   auto level_setting = [&](const std::string& name, std::string& field, std::optional<std::string> value) {
     if (!value) return;
@@ -237,10 +238,6 @@ void apply_command_settings(PreparedLog& p) {
       field = std::string(topo::to_string(*level));
       note(name + "=" + *value);
     }
-  };
-  auto setting = [&](const char* name) -> std::optional<std::string> {
-    const auto it = env.find(name);
-    return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
   level_setting("NCCL_NET_GDR_LEVEL", p.c.topology.net_gdr_level, setting("NCCL_NET_GDR_LEVEL"));
   // NCCL_P2P_DISABLE=1 is P2P level LOC (ncclGetLevel reads both; the level wins when both are set).
