@@ -65,7 +65,8 @@ nlohmann::json to_json(const BenchResult& b) {
                  {"memory_bytes", b.device.memory_bytes},
                  {"multiprocessors", b.device.multiprocessors},
                  {"pci_bus_id", b.device.pci_bus_id},
-                 {"memory_bandwidth_gbps", b.device.memory_bandwidth_gbps}};
+                 {"memory_bandwidth_gbps", b.device.memory_bandwidth_gbps},
+                 {"l2_bytes", b.device.l2_bytes}};
   j["copy"] = points_json(b.copy);
   j["copy_kernel"] = points_json(b.copy_kernel);
   j["reduce_copy"] = nlohmann::json::array();
@@ -90,6 +91,8 @@ BenchResult bench_from_json(const nlohmann::json& j, const std::string& origin) 
   if (!cc.is_string() || std::sscanf(cc.get<std::string>().c_str(), "%d.%d", &b.device.cc_major, &b.device.cc_minor) != 2)
     throw Error(join(origin, "device.compute_capability") + ": expected \"major.minor\"");
   b.device.multiprocessors = static_cast<int>(number(d, "multiprocessors", join(origin, "device")));
+  if (d.contains("l2_bytes"))  // files from before it was recorded have none
+    b.device.l2_bytes = static_cast<std::uint64_t>(number(d, "l2_bytes", join(origin, "device")));
   b.copy = points_from(field(j, "copy", origin), join(origin, "copy"));
   b.copy_kernel = points_from(field(j, "copy_kernel", origin), join(origin, "copy_kernel"));
   const auto& rc = field(j, "reduce_copy", origin);

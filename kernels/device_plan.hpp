@@ -6,6 +6,7 @@
 // buffers). Issuing the steps in this order onto per-stream queues keeps program order within a
 // stream and makes every cross-stream wait refer to a signal already issued.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu_executor.hpp"
@@ -37,6 +38,13 @@ struct DevicePlan {
 // Matches sends and recvs (per sender, receiver and tag, in program order) and orders the steps.
 // Throws Error when the schedule deadlocks or a message's sizes disagree.
 DevicePlan plan_for_device(const Schedule& schedule);
+
+// Two steps of one endpoint on different streams that touch the same bytes (at least one writing)
+// with no chain of program order and send-to-recv edges between them: on a device, where streams
+// run at once, their order is left to chance. The CPU executors run one order and cannot see it.
+// Returns a description of the first such pair, or an empty string. `in_place` chooses the memory
+// layout (in place, input and output share an allocation).
+std::string find_data_race(const Schedule& schedule, const DevicePlan& plan, bool in_place);
 
 // Runs the plan step by step on host memory, the way a device backend issues it. A test of the plan:
 // its result must equal execute()'s.

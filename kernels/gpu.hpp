@@ -32,6 +32,7 @@ struct DeviceInfo {
   int multiprocessors = 0;
   std::string pci_bus_id;
   double memory_bandwidth_gbps = 0;  // from the memory clock and bus width the driver reports
+  std::uint64_t l2_bytes = 0;        // L2 cache (cudaDevAttrL2CacheSize); 0: not known
 };
 
 struct Inventory {

@@ -18,6 +18,12 @@ struct EngineOptions {
   // copies out of a staging slot: the CUDA executor's steps (a send's copy into the receiver's
   // slot, then the recv's reduce-copy out of it), which `ccsim validate` simulates.
   bool staged_receives = false;
+  // With staged_receives: the recv kernel is launched only once its data is there, so it starts
+  // this long after the arrival (a dependent launch: `gpu bench`'s step figure).
+  double staged_launch_s = 0;
+  // With staged_receives: the share of a slot's bytes the recv kernel reads from HBM; the rest is
+  // still in L2, written there by the send just before (1: all from HBM).
+  double staged_slot_hbm_share = 1;
   // Time the call as nccl-tests does: the same call issued back to back on every rank's stream,
   // each rank starting the next as soon as its own kernel of the last ends (and its launch latency
   // has passed). The engine runs two calls and reports the second's duration on the slowest rank

@@ -257,9 +257,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     };
     if (ctx.options.staged_receives) {
       arrive();
+      if (ctx.options.staged_launch_s > 0) sg4::this_actor::sleep_for(ctx.options.staged_launch_s);
       double kernel_bytes = 0;  // read the slot (and the local operand), write the destination
+      const double slot = ctx.options.staged_slot_hbm_share;
       for (std::uint32_t k = i; k <= last; ++k)
-        kernel_bytes += (stream.steps[k].reduce ? 3.0 : 2.0) * static_cast<double>(stream.steps[k].count() * elem);
+        kernel_bytes += (slot + (stream.steps[k].reduce ? 2.0 : 1.0)) * static_cast<double>(stream.steps[k].count() * elem);
       if (ctx.options.charge_compute && computes && kernel_bytes > 0) sg4::this_actor::execute(kernel_bytes);
       consumed();
       if (record)

@@ -341,6 +341,13 @@ TEST_CASE("staged receives run their kernel after the data: transfer, then 2 or 
     const double fused = simulate(s, flat(2), model).timeline.total_s();
     const double fused_expected = std::max(kAlpha + c / kPortBandwidth, reduce ? 3 * c / hbm : 0.0);
     CHECK(std::fabs(fused - fused_expected) / fused_expected < 1e-9);
+    // The executor's recv kernel is a dependent launch after the data, and reads the part of its
+    // slot still in L2 for nothing.
+    staged.staged_launch_s = 3e-6;
+    staged.staged_slot_hbm_share = 0.25;
+    const double launched = simulate(s, flat(2), model, staged).timeline.total_s();
+    const double launched_expected = kAlpha + c / kPortBandwidth + 3e-6 + (reduce ? 2.25 : 1.25) * c / hbm;
+    CHECK(std::fabs(launched - launched_expected) / launched_expected < 1e-9);
   }
 }
 

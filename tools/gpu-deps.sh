@@ -11,7 +11,7 @@ packages=(
   libboost1.74-dev nlohmann-json3-dev libcli11-dev doctest-dev libpugixml-dev libpugixml1v5
   # SimGrid (validate simulates) and what libsimgrid.so needs at link and run time
   libsimgrid-dev libsimgrid3.32 libboost-context1.74.0 libboost-stacktrace1.74.0 libns3.37
-  libgsl27 libgslcblas0 libgfortran5 libquadmath0
+  libgsl27 libgslcblas0 libgfortran5 libquadmath0 libsqlite3-0
   # pkg-config, which finds SimGrid
   pkgconf-bin libpkgconf3
 )

@@ -39,6 +39,7 @@ Inventory inventory() {
     info.cc_minor = p.minor;
     info.memory_bytes = p.totalGlobalMem;
     info.multiprocessors = p.multiProcessorCount;
+    info.l2_bytes = static_cast<std::uint64_t>(std::max(p.l2CacheSize, 0));
     char bus[32] = {};
     if (cudaDeviceGetPCIBusId(bus, sizeof bus, d) == cudaSuccess) info.pci_bus_id = bus;
     int clock_khz = 0, width_bits = 0;

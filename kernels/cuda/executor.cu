@@ -89,7 +89,8 @@ class Runner {
     check_memory();
     for (int ep = 0; ep < endpoints; ++ep) {
       std::vector<std::unique_ptr<Allocation>> parts;
-      for (int a = 0; a < 3; ++a) parts.push_back(std::make_unique<Allocation>(device_[ep], layout_.back().bytes(a)));
+      for (int a = 0; a < 3; ++a)
+        parts.push_back(std::make_unique<Allocation>(device_[ep], layout_[static_cast<std::size_t>(ep)].bytes(a)));
       memory_.push_back(std::move(parts));
       staging_.push_back(std::make_unique<Allocation>(device_[ep], plan_.staging_count[static_cast<std::size_t>(ep)] * e_));
     }

@@ -43,7 +43,10 @@ void Composer::add(const Phase& phase) {
     if (!seen.insert({s.rank, s.channel}).second)
       throw Error(schedule_.algorithm + ": " + phase.algorithm +
                   " runs several streams per channel and cannot be nested (program order would not sequence it)");
-  schedule_.scratch_count = std::max(schedule_.scratch_count, sub.scratch_count);
+  for (int sub_rank = 0; sub_rank < static_cast<int>(phase.ranks.size()); ++sub_rank) {
+    const Region base = phase.base(sub_rank, BufferId::scratch);  // its scratch must fit a channel's area
+    if (base.buffer == BufferId::scratch) channel_scratch_ = std::max(channel_scratch_, base.offset + sub.scratch_count);
+  }
   if (rank_phases_.empty()) rank_phases_.assign(static_cast<std::size_t>(schedule_.spec.nranks), 0);
   int number = 0;
   for (int r : phase.ranks) number = std::max(number, rank_phases_[static_cast<std::size_t>(r)]);
@@ -75,6 +78,15 @@ void Composer::add(const Phase& phase) {
   }
 }
 
-Schedule Composer::take() { return std::move(schedule_); }
+Schedule Composer::take() {
+  // Channels run at once: were their phases' scratch at the same offsets, a device running the
+  // streams concurrently would interleave them (the CPU executors, running one order, would not).
+  for (auto& stream : schedule_.streams)
+    for (auto& step : stream.steps)
+      for (Region* r : {&step.src, &step.dst})
+        if (r->buffer == BufferId::scratch) r->offset += static_cast<std::uint64_t>(stream.channel) * channel_scratch_;
+  schedule_.scratch_count = channel_scratch_ * static_cast<std::uint64_t>(options_.channels);
+  return std::move(schedule_);
+}
 
 }  // namespace ccsim::algo

@@ -3,7 +3,8 @@
 // phase's sub-schedule is compiled by any registered algorithm with one channel, its ranks mapped
 // to global ranks, its buffers to regions of the global buffers, and its steps appended to the
 // global streams of the phase's channel, so program order sequences the phases. Callers give each
-// channel its own slice of the data, so no phase of one channel touches another channel's data.
+// channel its own slice of the data, so no phase of one channel touches another channel's data;
+// scratch is the composer's to place: each channel gets an area of its own (channels run at once).
 #include <functional>
 
 #include "sim/algorithms/pipeline.hpp"
@@ -40,6 +41,7 @@ class Composer {
   Schedule schedule_;
   AlgorithmOptions options_;
   std::vector<int> rank_phases_;  // per rank: the highest phase number among the phases it is in
+  std::uint64_t channel_scratch_ = 0;  // elements: the most scratch any phase asked for
 };
 
 }  // namespace ccsim::algo

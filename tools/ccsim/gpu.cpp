@@ -35,7 +35,7 @@ int run_info(bool as_json) {
       j["devices"].push_back({{"index", d.index}, {"name", d.name}, {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
                               {"arch", kernels::gpu::arch_of(d.cc_major, d.cc_minor)}, {"memory_bytes", d.memory_bytes},
                               {"multiprocessors", d.multiprocessors}, {"pci_bus_id", d.pci_bus_id},
-                              {"memory_bandwidth_gbps", d.memory_bandwidth_gbps}});
+                              {"memory_bandwidth_gbps", d.memory_bandwidth_gbps}, {"l2_bytes", d.l2_bytes}});
     std::cout << j.dump(2) << "\n";
     return inv.problem.empty() ? 0 : 1;
   }
@@ -49,13 +49,13 @@ int run_info(bool as_json) {
     std::cerr << "ccsim: error: no usable GPU: " << inv.problem << "\n";
     return 1;
   }
-  std::cout << "# dev  name                              cc    arch        memory   SMs  HBM GB/s  PCI bus\n";
+  std::cout << "# dev  name                              cc    arch        memory   SMs  HBM GB/s  L2 MiB  PCI bus\n";
   for (const auto& d : inv.devices)
     std::cout << "  " << std::setw(3) << d.index << "  " << std::left << std::setw(32) << d.name << "  " << d.cc_major << "."
               << d.cc_minor << "   " << std::setw(10) << kernels::gpu::arch_of(d.cc_major, d.cc_minor) << std::right
               << std::setw(6) << std::fixed << std::setprecision(1) << d.memory_bytes / double(1ULL << 30) << " GiB"
-              << std::setw(6) << d.multiprocessors << std::setw(10) << std::setprecision(0) << d.memory_bandwidth_gbps << "  "
-              << d.pci_bus_id << "\n";
+              << std::setw(6) << d.multiprocessors << std::setw(10) << std::setprecision(0) << d.memory_bandwidth_gbps
+              << std::setw(8) << std::setprecision(1) << d.l2_bytes / 1048576.0 << "  " << d.pci_bus_id << "\n";
   if (inv.devices.size() > 1) {
     std::cout << "# peer access and link class (row: from, column: to)\n     ";
     for (std::size_t j = 0; j < inv.devices.size(); ++j) std::cout << std::setw(8) << ("gpu" + std::to_string(j));

@@ -106,7 +106,14 @@ int run_verify(const VerifyArgs& a) {
                           : kernels::check_with(schedule, in_place, 1, [&](std::vector<kernels::RankMemory>& memory) {
                               kernels::execute_plan(schedule, kernels::plan_for_device(schedule), memory);
                             });
-                  if (r.wrong == 0 && r.checked > 0) {
+                  // The plan executor runs one order of the streams; a device runs them at once.
+                  const std::string race = a.executor == "plan"
+                                               ? kernels::find_data_race(schedule, kernels::plan_for_device(schedule), in_place)
+                                               : std::string();
+                  if (!race.empty()) {
+                    ++failed;
+                    std::cout << "FAIL " << what << (in_place ? " in-place" : " out-of-place") << ": data race: " << race << "\n";
+                  } else if (r.wrong == 0 && r.checked > 0) {
                     ++passed;
                   } else {
                     ++failed;
@@ -136,7 +143,7 @@ Runner add_verify(CLI::App& app) {
   cmd->add_option("--ranks", args->ranks, "Rank counts: a list of counts and ranges")->capture_default_str();
   cmd->add_option("-d,--datatype", args->types, "Data type, or all")->capture_default_str();
   cmd->add_option("--executor", args->executor,
-                  "cpu: the reference executor; plan: the GPU backend's issue order and staging, run on the host")
+                  "cpu: the reference executor; plan: the GPU backend's issue order and staging, run on the host, and a check that no two streams of a rank touch the same bytes unordered")
       ->check(CLI::IsMember({"cpu", "plan"}))
       ->capture_default_str();
   return [args] { return run_verify(*args); };
