@@ -107,9 +107,10 @@ __global__ void __launch_bounds__(kThreads) reduce_copy_kernel(ReduceCopyArgs a,
 // The two shapes the executor and NCCL's steps use most, a copy (one source) and a two-source
 // reduce, into one destination: the pointers live in registers and each thread keeps U vectors
 // of each source in flight, combining them as they come (no accumulator array, so U = 8 fits in
-// registers for every type). Measured on an H200 (a standalone variant of this loop): 8 vectors
-// in flight move 3-4% more than 4 at 256 MiB (copy 4031 vs 3895 GB/s, reduce-copy 4237 vs 4118,
-// cudaMemcpy 4249), and the generic kernel above, with its source and destination loops, 8% less.
+// registers: ptxas spills 8 bytes only for the 1-byte types' logical or). Measured on an H200 at 256 MiB (GB/s read+written; cudaMemcpy 4249): a
+// standalone copy of this loop moved 3895 (copy) and 4118 (reduce-copy) with 4 vectors in flight,
+// 4031 and 4237 with 8, where the generic kernel above, with 4, moved 3702 and 3798; this kernel
+// in ccsim then moved 3987 and 4264 (gpu-check).
 template <typename T, ReduceOp Op, int Sources, int U>
 __global__ void __launch_bounds__(kThreads) reduce_copy_fixed_kernel(ReduceCopyArgs a, std::uint64_t head, std::uint64_t vectors) {
   using E = DeviceElement<T>;
