@@ -11,11 +11,14 @@
 # can be validated later elsewhere: ccsim validate COLL --bench OUTDIR/bench-model.json --measured
 # OUTDIR/run-COLL.json.
 #
+# Carried programs: where .gpu-prebuilt/ holds ccsim and ccsim_gpu_tests (tools/gpu-prebuild.sh
+# builds them elsewhere for the GPU's compute capability), the script runs those and builds nothing.
+#
 # The outcome is in the summary (and summary.txt), not the exit status: every step runs, each under
 # a time limit, and says whether it failed. OUTDIR gets at most 8 files: summary.txt, build.log, gpu-tests.log, gpu-bench.txt, bench-model.json,
 # run-all_reduce.json, run-all_gather.json, validate.txt.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=$(mkdir -p "${1:-gpu-check-out}" && cd "${1:-gpu-check-out}" && pwd)
 build=${CCSIM_GPU_BUILD_DIR:-build-gpu}
 t0=$(date +%s)
@@ -62,40 +65,62 @@ export CMAKE_POLICY_VERSION_MINIMUM=3.5  # a CMake 4 reading Boost 1.74's older 
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
 [ -n "$arch" ] || arch=90
 if command -v nvidia-smi >/dev/null; then nvidia-smi -L 2>&1 | tee -a "$summary"; else say "nvidia-smi not found"; fi
-configure() {
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCSIM_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    ${cmake_extra[@]+"${cmake_extra[@]}"} "$@" >>"$out/build.log" 2>&1
-}
-simgrid=1
-if [ "${CCSIM_GPU_SIMGRID:-ON}" = OFF ]; then
-  say "CCSIM_GPU_SIMGRID=OFF: building without SimGrid; validate is skipped"
-  simgrid=0
-  configure -DCCSIM_WITH_SIMGRID=OFF || { say "FAILED: configure (see build.log)"; exit 1; }
-elif ! configure -DCCSIM_WITH_SIMGRID=ON; then
-  say "configure with SimGrid failed (see build.log): building without it; validate is skipped"
-  simgrid=0
-  rm -rf "$build"
-  configure -DCCSIM_WITH_SIMGRID=OFF || { say "FAILED: configure (see build.log)"; exit 1; }
-fi
-grep -q 'CMAKE_CUDA_COMPILER:.*nvcc' "$build/CMakeCache.txt" || { say "FAILED: CMake found no nvcc"; exit 1; }
-if ! cmake --build "$build" -j"$(nproc)" --target ccsim ccsim_gpu_tests >>"$out/build.log" 2>&1; then
-  if [ $simgrid = 1 ]; then
-    say "build with SimGrid failed (see build.log): building without it; validate is skipped"
-    simgrid=0
-    rm -rf "$build"
-    configure -DCCSIM_WITH_SIMGRID=OFF && cmake --build "$build" -j"$(nproc)" --target ccsim ccsim_gpu_tests \
-      >>"$out/build.log" 2>&1 || { say "FAILED: build (see build.log)"; exit 1; }
+prebuilt=0
+if [ -x .gpu-prebuilt/ccsim ] && [ -x .gpu-prebuilt/ccsim_gpu_tests ]; then
+  built_for=$(cat .gpu-prebuilt/arch 2>/dev/null || echo unknown)
+  [ "$built_for" = "$arch" ] || say "warning: .gpu-prebuilt/ was built for sm_$built_for, this GPU is sm_$arch"
+  missing=$(ldd .gpu-prebuilt/ccsim 2>/dev/null | grep "not found" | awk '{print $1}' | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    say "carried .gpu-prebuilt/ccsim lacks libraries here ($missing): building instead"
   else
-    say "FAILED: build (see build.log)"; exit 1
+    prebuilt=1
   fi
 fi
-say "built for sm_$arch with$([ $simgrid = 1 ] || echo out) SimGrid in $(elapsed)"
-ccsim="$build/tools/ccsim"
+build_here() {
+  configure() {
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCCSIM_BUILD_TESTS=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+      ${cmake_extra[@]+"${cmake_extra[@]}"} "$@" >>"$out/build.log" 2>&1
+  }
+  simgrid=1
+  if [ "${CCSIM_GPU_SIMGRID:-ON}" = OFF ]; then
+    say "CCSIM_GPU_SIMGRID=OFF: building without SimGrid; validate is skipped"
+    simgrid=0
+    configure -DCCSIM_WITH_SIMGRID=OFF || { say "FAILED: configure (see build.log)"; exit 1; }
+  elif ! configure -DCCSIM_WITH_SIMGRID=ON; then
+    say "configure with SimGrid failed (see build.log): building without it; validate is skipped"
+    simgrid=0
+    rm -rf "$build"
+    configure -DCCSIM_WITH_SIMGRID=OFF || { say "FAILED: configure (see build.log)"; exit 1; }
+  fi
+  grep -q 'CMAKE_CUDA_COMPILER:.*nvcc' "$build/CMakeCache.txt" || { say "FAILED: CMake found no nvcc"; exit 1; }
+  if ! cmake --build "$build" -j"$(nproc)" --target ccsim ccsim_gpu_tests >>"$out/build.log" 2>&1; then
+    if [ $simgrid = 1 ]; then
+      say "build with SimGrid failed (see build.log): building without it; validate is skipped"
+      simgrid=0
+      rm -rf "$build"
+      configure -DCCSIM_WITH_SIMGRID=OFF && cmake --build "$build" -j"$(nproc)" --target ccsim ccsim_gpu_tests \
+        >>"$out/build.log" 2>&1 || { say "FAILED: build (see build.log)"; exit 1; }
+    else
+      say "FAILED: build (see build.log)"; exit 1
+    fi
+  fi
+  say "built for sm_$arch with$([ $simgrid = 1 ] || echo out) SimGrid in $(elapsed)"
+  ccsim="$build/tools/ccsim"
+  gpu_tests="$build/tests/ccsim_gpu_tests"
+}
+if [ $prebuilt = 1 ]; then
+  simgrid=1
+  say "running the carried programs in .gpu-prebuilt/ (built for sm_$built_for at commit $(cat .gpu-prebuilt/commit 2>/dev/null || echo unknown)), no build"
+  ccsim=.gpu-prebuilt/ccsim
+  gpu_tests=.gpu-prebuilt/ccsim_gpu_tests
+else
+  build_here
+fi
 
 # --- GPU tests, bench, run, validate ------------------------------------------------------------
 # Each step has a time limit (with a build of about 2.5 min they add up to 8 min), so that a hang
 # cannot eat the machine's whole lease.
-timeout 120 stdbuf -oL "$build/tests/ccsim_gpu_tests" >"$out/gpu-tests.log" 2>&1
+timeout 120 stdbuf -oL "$gpu_tests" >"$out/gpu-tests.log" 2>&1
 rc=$?
 case $rc in
   0) tests="passed" ;;

@@ -12,6 +12,8 @@ packages=(
   # SimGrid (validate simulates) and what libsimgrid.so needs at link and run time
   libsimgrid-dev libsimgrid3.32 libboost-context1.74.0 libboost-stacktrace1.74.0 libns3.37
   libgsl27 libgslcblas0 libgfortran5 libquadmath0 libsqlite3-0
+  # tcmalloc, which a ccsim built here by tools/gpu-prebuild.sh links
+  libtcmalloc-minimal4
   # pkg-config, which finds SimGrid
   pkgconf-bin libpkgconf3
 )
