@@ -113,8 +113,8 @@ std::string find_data_race(const Schedule& schedule, const DevicePlan& plan, boo
           list.push_back({l.allocation_of(r.buffer), begin, begin + r.count * e, write, s, i});
         };
         const Step& step = steps[i];
-        if (step.kind != StepKind::recv || step.reduce) touch(step.src, false);
-        if (step.kind != StepKind::send) touch(step.dst, true);
+        if (step.uses_src()) touch(step.src, false);
+        if (step.uses_dst()) touch(step.dst, true);
       }
     }
     auto before = [&](const Access& a, const Access& b) { return at(b.stream, b.step)[local[a.stream]] >= a.step + 1; };

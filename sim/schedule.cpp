@@ -106,8 +106,7 @@ void Schedule::validate() const {
                       std::to_string(r.offset) + ", " + std::to_string(r.offset + r.count) + ") exceeds " +
                       std::string(to_string(r.buffer)) + " buffer of " + std::to_string(size) + " elements");
       };
-      const bool uses_src = step.kind != StepKind::recv || step.reduce;
-      const bool uses_dst = step.kind != StepKind::send;
+      const bool uses_src = step.uses_src(), uses_dst = step.uses_dst();
       if (uses_src) check_region(step.src, "source");
       if (uses_dst) check_region(step.dst, "destination");
       if (uses_src && uses_dst && step.src.count != step.dst.count)

@@ -51,6 +51,10 @@ struct Step {
 
   // Elements moved or produced by the step.
   std::uint64_t count() const { return kind == StepKind::send ? src.count : dst.count; }
+  // Which regions the step touches: `src` is read by all but a plain recv, `dst` written by all
+  // but a send (a reduce also reads it).
+  bool uses_src() const { return kind != StepKind::recv || reduce; }
+  bool uses_dst() const { return kind != StepKind::send; }
 };
 
 // Semantics every backend honours: steps of a stream run in order; a send reads its source when it

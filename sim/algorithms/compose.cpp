@@ -62,9 +62,8 @@ void Composer::add(const Phase& phase) {
         const Region base = phase.base(s.rank, r.buffer);
         r = {base.buffer, base.offset + r.offset, r.count};
       };
-      const bool uses_src = step.kind != StepKind::recv || step.reduce;
-      if (uses_src) map(step.src);
-      if (step.kind != StepKind::send) map(step.dst);
+      if (step.uses_src()) map(step.src);
+      if (step.uses_dst()) map(step.dst);
       if (step.kind == StepKind::send || step.kind == StepKind::recv) {
         if (step.tag < 0 || step.tag >= kPhaseTagStride)
           throw Error(schedule_.algorithm + ": " + phase.algorithm + " uses tag " + std::to_string(step.tag) +

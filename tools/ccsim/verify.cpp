@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "ccsim/commands.hpp"
@@ -98,18 +99,19 @@ int run_verify(const VerifyArgs& a) {
                 ++skipped;  // a documented refusal, e.g. a rank count the algorithm does not serve
                 continue;
               }
+              std::optional<kernels::DevicePlan> plan;  // one per schedule: it does not depend on the layout
               for (bool in_place : {false, true}) {
                 try {
+                  if (a.executor == "plan" && !plan) plan = kernels::plan_for_device(schedule);
                   const auto r =
                       a.executor == "cpu"
                           ? kernels::check(schedule, in_place)
                           : kernels::check_with(schedule, in_place, 1, [&](std::vector<kernels::RankMemory>& memory) {
-                              kernels::execute_plan(schedule, kernels::plan_for_device(schedule), memory);
+                              kernels::execute_plan(schedule, *plan, memory);
                             });
                   // The plan executor runs one order of the streams; a device runs them at once.
-                  const std::string race = a.executor == "plan"
-                                               ? kernels::find_data_race(schedule, kernels::plan_for_device(schedule), in_place)
-                                               : std::string();
+                  const std::string race =
+                      a.executor == "plan" ? kernels::find_data_race(schedule, *plan, in_place) : std::string();
                   if (!race.empty()) {
                     ++failed;
                     std::cout << "FAIL " << what << (in_place ? " in-place" : " out-of-place") << ": data race: " << race << "\n";
