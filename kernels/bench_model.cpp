@@ -91,8 +91,11 @@ BenchResult bench_from_json(const nlohmann::json& j, const std::string& origin) 
   if (!cc.is_string() || std::sscanf(cc.get<std::string>().c_str(), "%d.%d", &b.device.cc_major, &b.device.cc_minor) != 2)
     throw Error(join(origin, "device.compute_capability") + ": expected \"major.minor\"");
   b.device.multiprocessors = static_cast<int>(number(d, "multiprocessors", join(origin, "device")));
-  if (d.contains("l2_bytes"))  // files from before it was recorded have none
-    b.device.l2_bytes = static_cast<std::uint64_t>(number(d, "l2_bytes", join(origin, "device")));
+  if (d.contains("l2_bytes")) {  // files from before it was recorded have none
+    const double l2 = number(d, "l2_bytes", join(origin, "device"));
+    if (l2 < 0) throw Error(join(origin, "device.l2_bytes") + ": expected a size in bytes (0: not known), got " + std::to_string(l2));
+    b.device.l2_bytes = static_cast<std::uint64_t>(l2);
+  }
   b.copy = points_from(field(j, "copy", origin), join(origin, "copy"));
   b.copy_kernel = points_from(field(j, "copy_kernel", origin), join(origin, "copy_kernel"));
   const auto& rc = field(j, "reduce_copy", origin);
