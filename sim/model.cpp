@@ -76,7 +76,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "among more roles there (a non-root head also receives from the network and broadcasts), "
                  "leaving fewer to copy into and out of the switch's buffers (src/device/all_reduce.h)"});
     v.push_back({"cpu_p2p_bandwidth_factor", "fraction",
-                 "GPU-to-GPU traffic through a CPU runs at this share of its narrowest link"});
+                 "GPU-to-GPU traffic through an Intel (or other) CPU runs at this share of its narrowest link"});
+    v.push_back({"cpu_p2p_bandwidth_factor.amd", "fraction", "the same through an AMD CPU"});
     v.push_back({"shm_bandwidth_factor", "fraction",
                  "A GPU loads from host memory (NCCL's SHM transport without PCIe P2P; network receives without "
                  "GPUDirect RDMA) at this share of its link, whatever peers the data comes from"});

@@ -80,7 +80,9 @@ class Model {
   double net_efficiency(bool infiniband = false) const {
     return get(infiniband ? "net_efficiency.infiniband" : "net_efficiency");
   }
-  double cpu_p2p_bandwidth_factor() const { return get("cpu_p2p_bandwidth_factor"); }
+  double cpu_p2p_bandwidth_factor(bool amd_cpu = false) const {
+    return get(amd_cpu ? "cpu_p2p_bandwidth_factor.amd" : "cpu_p2p_bandwidth_factor");
+  }
   // A channel is one thread block; it cannot drive more than this on its own. 0: no cap.
   double channel_bandwidth_bytes_per_s(Protocol p) const;
   double hbm_bandwidth_bytes_per_s() const { return get("hbm_bandwidth_gbps") * 1e9; }

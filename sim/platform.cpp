@@ -21,7 +21,8 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
   // NVLS-tree kernels give their scatter and gather roles fewer warps than single-node NVLS
   // (model parameter nvls_efficiency.tree says why), so their switch traffic has a rate of its own.
   plan.nvls_wire_factor_ = 1 / model.get(schedule.algorithm == "nvls_tree" ? "nvls_efficiency.tree" : "nvls_efficiency");
-  const double post = model.get(nccl::has_amd_cpu(topology) ? "net_post_overhead_us.amd" : "net_post_overhead_us") * 1e-6;
+  const bool amd = nccl::has_amd_cpu(topology);
+  const double post = model.get(amd ? "net_post_overhead_us.amd" : "net_post_overhead_us") * 1e-6;
   for (auto p : all_protocols()) plan.net_post_overhead_s_[static_cast<int>(p)] = p == Protocol::simple ? 3 * post : post;
   if (static_cast<std::size_t>(plan.ranks_) > topology.gpu_count())
     throw Error("a " + std::to_string(plan.ranks_) + "-rank collective does not fit topology " + topology.name() +
@@ -118,7 +119,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
       }
       pr.hops.emplace_back(it->second, true);
     } else if (route.via_cpu) {
-      // NCCL rates P2P through a CPU at a fraction of the narrowest link (§3.1): what the CPU
+      // NCCL rates P2P through an Intel CPU at a fraction of the narrowest link (§3.1): what the CPU
       // forwards between two GPUs, each direction shared by every transfer between them.
       double narrowest = 0;
       for (const auto& [link, forward] : pr.hops) {
@@ -131,7 +132,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
         const std::string a = device_name(topology.gpu(static_cast<std::size_t>(lo)));
         const std::string b = device_name(topology.gpu(static_cast<std::size_t>(hi)));
         PlatformLink pl;
-        pl.bandwidth_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor();
+        pl.bandwidth_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor(amd);
         pl.forward_name = a + "->" + b + " (P2P through the CPU)";
         pl.backward_name = b + "->" + a + " (P2P through the CPU)";
         plan.links_.push_back(pl);

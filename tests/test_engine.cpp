@@ -257,6 +257,28 @@ TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link, shared by
   CHECK(both == doctest::Approx(time).epsilon(1e-9));
 }
 
+TEST_CASE("P2P through an AMD CPU runs at its own factor, NCCL's none by default") {
+  // Two sockets joined by xGMI mark the host AMD (nccl::has_amd_cpu); the GPUs sit on one of them.
+  const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "two-on-an-epyc", "devices": [
+      {"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
+      {"name": "cpu0", "kind": "cpu"}, {"name": "cpu1", "kind": "cpu"}],
+    "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "cpu0", "to": "cpu1", "kind": "cpu", "generation": "xgmi"}]})"), "test");
+  Model m = pure_alpha_beta();
+  m.set("pcie_efficiency", 1.0, "test");
+  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  CHECK(m.cpu_p2p_bandwidth_factor(true) == 1.0);
+  CHECK(m.cpu_p2p_bandwidth_factor(false) < 1.0);
+  const std::uint64_t bytes = 100'000'000;
+  const double link = 16 * 1.96875e9;
+  CHECK(simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s() ==
+        doctest::Approx(kAlpha + bytes / link).epsilon(1e-9));
+  m.set("cpu_p2p_bandwidth_factor.amd", 0.5, "test");
+  CHECK(simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s() ==
+        doctest::Approx(kAlpha + bytes / (0.5 * link)).epsilon(1e-9));
+}
+
 TEST_CASE("through host memory a GPU loads at shm_bandwidth_factor of its link, one budget for all its senders") {
   const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "three-without-p2p", "pcie_p2p": false,
     "devices": [{"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},

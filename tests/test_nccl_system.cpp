@@ -2,11 +2,15 @@
 #include <doctest/doctest.h>
 
 #include "sim/nccl_system.hpp"
+#include "sim/topology/json_io.hpp"
 #include "sim/topology/presets.hpp"
 #include "sim/topology/rings.hpp"
 #include "sim/topology/paths.hpp"
 
 #include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 using namespace ccsim;
 
@@ -91,6 +95,25 @@ TEST_CASE("a PCIe box gets neither LL128 nor NVLS, and alltoall is point-to-poin
   const nccl::Choice c = nccl::choose(s, spec);
   CHECK(c.algorithm == "direct");
   CHECK_FALSE(c.estimate_us.has_value());
+}
+
+TEST_CASE("NCCL charges P2P through an Intel CPU x6/5 and through an AMD one nothing") {
+  // Two GPUs on one socket of a two-socket host: UPI makes it Intel, xGMI AMD (§3.1).
+  auto host = [](const char* cpu_link) {
+    return topo::topology_from_json(nlohmann::json::parse(std::string(R"({"name": "two-gpus", "devices": [
+        {"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
+        {"name": "cpu0", "kind": "cpu"}, {"name": "cpu1", "kind": "cpu"}],
+      "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+                {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+                {"from": "cpu0", "to": "cpu1", "kind": "cpu", "generation": ")") + cpu_link + R"("}]})"), "test");
+  };
+  const auto intel = nccl::describe(host("upi-spr"), 2);
+  const auto amd = nccl::describe(host("xgmi"), 2);
+  CHECK_FALSE(intel.amd_cpu);
+  CHECK(amd.amd_cpu);
+  // PCIe Gen4 x16 is 24 GB/s to NCCL (§5.3), a rung of Hopper's ladder; 24 / 1.2 = 20 is the next.
+  CHECK(amd.ring.bw_intra == doctest::Approx(24));
+  CHECK(intel.ring.bw_intra == doctest::Approx(20));
 }
 
 TEST_CASE("NCCL launches fewer channels for small messages") {

@@ -89,7 +89,7 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
     for (const auto& p : u.params) {
       if (p == "channels" || p.rfind("chunk_bytes", 0) == 0)
         throw Error("--params: " + p + " is a count, not a rate or latency: it cannot be fitted");
-      if (p.find("efficiency") != std::string::npos || p == "cpu_p2p_bandwidth_factor") efficiency = true;
+      if (p.find("efficiency") != std::string::npos || p.starts_with("cpu_p2p_bandwidth_factor")) efficiency = true;
     }
     // A fraction of a link's rate cannot exceed 1.
     if (efficiency) {

@@ -10,6 +10,7 @@
 #include "ccsim/commands.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/algorithms/registry.hpp"
+#include "sim/embedded_configs.hpp"
 #include "sim/model.hpp"
 #include "sim/topology/paths.hpp"
 #include "sim/error.hpp"
@@ -24,7 +25,7 @@ namespace ccsim::cli {
 Runner add_listings(CLI::App& app) {
   auto* topo_cmd = app.add_subcommand("topo", "Machines: list the presets, show one (path matrix), import a real one");
   topo_cmd->require_subcommand(1);
-  auto* topo_list = topo_cmd->add_subcommand("list", "List the topology presets");
+  auto* topo_list = topo_cmd->add_subcommand("list", "List the topology presets and the shipped topology files");
   auto* topo_show = topo_cmd->add_subcommand("show", "Summary and GPU/NIC path matrix (nvidia-smi topo -m style)");
   auto show_topology = std::make_shared<TopologyArgs>();
   auto show_format = std::make_shared<std::string>("text");
@@ -58,6 +59,17 @@ Runner add_listings(CLI::App& app) {
   return [=] {
     if (topo_list->parsed()) {
       for (const auto& p : topo::presets()) std::printf("%-16s %s\n", p.name.c_str(), p.description.c_str());
+      // The machines shipped as files (configs/topologies), which --topo takes by name as well.
+      bool heading = false;
+      for (const auto& f : embedded_configs()) {
+        constexpr std::string_view dir = "topologies/", ext = ".json";
+        if (!f.path.starts_with(dir) || !f.path.ends_with(ext)) continue;
+        if (!heading) std::printf("\nshipped topology files (configs/topologies; one machine each, no --nodes):\n");
+        heading = true;
+        const std::string name(f.path.substr(dir.size(), f.path.size() - dir.size() - ext.size()));
+        const auto j = nlohmann::json::parse(f.content);
+        std::printf("%-16s %s\n", name.c_str(), j.value("description", std::string()).c_str());
+      }
       return 0;
     }
     if (topo_import->parsed()) {
