@@ -93,7 +93,7 @@ BenchResult bench_from_json(const nlohmann::json& j, const std::string& origin) 
   b.device.multiprocessors = static_cast<int>(number(d, "multiprocessors", join(origin, "device")));
   if (d.contains("l2_bytes")) {  // files from before it was recorded have none
     const double l2 = number(d, "l2_bytes", join(origin, "device"));
-    if (l2 < 0) throw Error(join(origin, "device.l2_bytes") + ": expected a size in bytes (0: not known), got " + std::to_string(l2));
+    if (l2 < 0) throw Error(join(origin, "device.l2_bytes") + ": expected a size in bytes (0: not known), got " + d["l2_bytes"].dump());
     b.device.l2_bytes = static_cast<std::uint64_t>(l2);
   }
   b.copy = points_from(field(j, "copy", origin), join(origin, "copy"));
