@@ -202,17 +202,22 @@ struct Tally {
 
 constexpr Bytes kLarge = Bytes{64} << 20;  // the "64 MiB and more" bucket
 
-int run_accuracy(const AccuracyArgs& a) {
+int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   if (a.column != "out-of-place" && a.column != "in-place")
     throw Error("--column must be out-of-place or in-place, not \"" + a.column + "\"");
   if (!a.baseline.empty() && a.baseline != "nccl-model")
     throw Error("unknown baseline \"" + a.baseline + "\" (expected nccl-model)");
   std::vector<LogCase> cases;
   if (!a.map_file.empty()) {
+    if (a.logs.empty()) refuse_machine_for_map(cmd);
+    std::string overlaid;
     for (auto& c : read_map(a.map_file))
       if ((a.all || c.healthy) && (a.all || !a.only.empty() || !c.slow) &&
-          (a.only.empty() || c.log.find(a.only) != std::string::npos))
+          (a.only.empty() || c.log.find(a.only) != std::string::npos)) {
+        overlaid = overlay_given(cmd, a.topology, c.topology);
         cases.push_back(c);
+      }
+    if (!overlaid.empty()) std::cout << "# every map entry's machine with " << overlaid << " from the command line\n";
   }
   for (const auto& log : a.logs) cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
@@ -307,7 +312,8 @@ Runner add_accuracy(CLI::App& app) {
   say_machine_from_log(cmd);
   cmd->add_option("--map", args->map_file,
                   "JSON file naming, for each log, the topology that describes its system "
-                  "(tests/data/measured-map.json); runs every healthy entry not marked slow");
+                  "(tests/data/measured-map.json); runs every healthy entry not marked slow. The machine options "
+                  "other than --topo, --nodes and --gpus apply to every entry, over what it says");
   cmd->add_flag("--all", args->all,
                 "With --map: include the runs flagged unhealthy and the slow ones (GB200 racks: minutes per size)");
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
@@ -330,7 +336,7 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
   cmd->add_option("--calibrated", args->calibrated,
                   "A model from `ccsim calibrate`: also print each log's error under it (before -> after)");
-  return [args] { return run_accuracy(*args); };
+  return [args, cmd] { return run_accuracy(*args, *cmd); };
 }
 
 }  // namespace ccsim::cli

@@ -212,16 +212,19 @@ struct RowResidual {
 };
 #endif
 
-int run_calibrate(const CalibrateArgs& a) {
+int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
 #if !CCSIM_HAVE_CERES
   (void)a;
+  (void)cmd;
   throw Error("built without Ceres (Debian: libceres-dev): calibrate needs its solver");
 #else
   // --- the data ---------------------------------------------------------------------------------
   std::vector<LogCase> cases;
   if (!a.map_file.empty()) {
+    if (a.logs.empty()) refuse_machine_for_map(cmd);
     for (auto& c : read_map(a.map_file)) {
       if (!a.only.empty() && c.log.find(a.only) == std::string::npos) continue;
+      (void)overlay_given(cmd, a.topology, c.topology);
       if (!c.healthy && !a.all)
         throw Error(c.log + " is flagged unhealthy in " + a.map_file + (c.note.empty() ? "" : " (" + c.note + ")") +
                     ": its times are not what the machine can do; pass --all to fit it anyway");
@@ -480,7 +483,9 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("logs", a->logs, "nccl-tests output files of one system (all use --topo, --nodes, ...; without --topo, the machine their device lines name)");
   add_topology_options(cmd, a->topology);
   say_machine_from_log(cmd);
-  cmd->add_option("--map", a->map_file, "Map file naming each log's machine (tests/data/measured-map.json)");
+  cmd->add_option("--map", a->map_file,
+                  "Map file naming each log's machine (tests/data/measured-map.json); the machine options other than "
+                  "--topo, --nodes and --gpus apply to every entry, over what it says");
   cmd->add_option("--only", a->only, "With --map: the logs whose path contains this text");
   cmd->add_flag("--all", a->all, "With --map: accept runs flagged unhealthy");
   cmd->add_option("--model", a->model_file,
@@ -507,7 +512,7 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");
   cmd->add_option("--json", a->json_file, "Write the fit report as JSON");
-  return [a] { return run_calibrate(*a); };
+  return [a, cmd] { return run_calibrate(*a, *cmd); };
 }
 
 }  // namespace ccsim::cli

@@ -1,5 +1,6 @@
 #include "ccsim/topology_args.hpp"
 
+#include "sim/error.hpp"
 #include "sim/topology/json_io.hpp"
 
 namespace ccsim::cli {
@@ -67,6 +68,37 @@ topo::Topology build_topology(const TopologyArgs& a) {
   if (!a.net_gdr_level.empty()) t.set_net_gdr_level(*topo::parse_path_level(a.net_gdr_level));
   if (!a.p2p_level.empty()) t.set_p2p_level(*topo::parse_path_level(a.p2p_level));
   return t;
+}
+
+std::string overlay_given(const CLI::App& cmd, const TopologyArgs& given, TopologyArgs& entry) {
+  std::string applied;
+  auto set = [&](const char* option, auto apply) {
+    if (cmd.count(option) == 0) return;
+    apply();
+    applied += (applied.empty() ? "" : " ") + std::string(option);
+    for (const auto& value : cmd.get_option(option)->results()) applied += " " + value;
+  };
+  set("--fabric", [&] { entry.preset.fabric = given.preset.fabric; });
+  set("--nic", [&] { entry.preset.nic = given.preset.nic; });
+  set("--spines", [&] { entry.preset.spines = given.preset.spines; });
+  set("--leaf-ports", [&] { entry.preset.leaf_ports = given.preset.leaf_ports; });
+  set("--oversubscription", [&] { entry.preset.oversubscription = given.preset.oversubscription; });
+  set("--switch-latency-us", [&] { entry.preset.switch_latency_us = given.preset.switch_latency_us; });
+  set("--sharp", [&] { entry.preset.sharp = given.preset.sharp; });
+  set("--gpus-per-node", [&] { entry.gpus_per_node = given.gpus_per_node; });
+  set("--nics-per-node", [&] { entry.nics_per_node = given.nics_per_node; });
+  set("--no-pcie-p2p", [&] { entry.no_pcie_p2p = given.no_pcie_p2p; });
+  set("--net-gdr-level", [&] { entry.net_gdr_level = given.net_gdr_level; });
+  set("--p2p-level", [&] { entry.p2p_level = given.p2p_level; });
+  return applied;
+}
+
+void refuse_machine_for_map(const CLI::App& cmd) {
+  for (const char* option : {"--topo", "--nodes", "--gpus"})
+    if (cmd.count(option) > 0)
+      throw Error(std::string(option) +
+                  " names the machine of LOG files; each --map entry names its own (edit the map, or pass the log "
+                  "as a LOG file)");
 }
 
 }  // namespace ccsim::cli

@@ -29,5 +29,12 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& args);
 // device lines decide them when they are not given.
 void say_machine_from_log(CLI::App* cmd);
 topo::Topology build_topology(const TopologyArgs& args);
+// A map entry names its log's machine (accuracy, calibrate --map); the options that adjust a machine
+// which `cmd` was given (--nic, --fabric, --net-gdr-level, --nics-per-node, ...) are laid over it:
+// what the command names wins. --topo, --nodes and --gpus name a machine, which the entry does:
+// with map entries and no LOG files to take them, they are an error rather than ignored.
+// Returns the options it laid over, as given ("--net-gdr-level LOC --nic ndr"), empty if none.
+std::string overlay_given(const CLI::App& cmd, const TopologyArgs& given, TopologyArgs& entry);
+void refuse_machine_for_map(const CLI::App& cmd);
 
 }  // namespace ccsim::cli
