@@ -1,9 +1,12 @@
 // Listings: `ccsim topo list`, `ccsim algos`, `ccsim model [NAME|--file F]`.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <optional>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,18 +61,24 @@ Runner add_listings(CLI::App& app) {
 
   return [=] {
     if (topo_list->parsed()) {
-      for (const auto& p : topo::presets()) std::printf("%-16s %s\n", p.name.c_str(), p.description.c_str());
-      // The machines shipped as files (configs/topologies), which --topo takes by name as well.
-      bool heading = false;
+      // Presets, then the machines shipped as files (configs/topologies), which --topo takes by name
+      // as well; one name column wide enough for all.
+      std::vector<std::pair<std::string, std::string>> presets, files;
+      for (const auto& p : topo::presets()) presets.emplace_back(p.name, p.description);
       for (const auto& f : embedded_configs()) {
         constexpr std::string_view dir = "topologies/", ext = ".json";
         if (!f.path.starts_with(dir) || !f.path.ends_with(ext)) continue;
-        if (!heading) std::printf("\nshipped topology files (configs/topologies; one machine each, no --nodes):\n");
-        heading = true;
-        const std::string name(f.path.substr(dir.size(), f.path.size() - dir.size() - ext.size()));
         const auto j = nlohmann::json::parse(f.content);
-        std::printf("%-16s %s\n", name.c_str(), j.value("description", std::string()).c_str());
+        files.emplace_back(std::string(f.path.substr(dir.size(), f.path.size() - dir.size() - ext.size())),
+                           j.value("description", std::string()));
       }
+      std::size_t width = 0;
+      for (const auto* list : {&presets, &files})
+        for (const auto& [name, description] : *list) width = std::max(width, name.size());
+      const int w = static_cast<int>(width);
+      for (const auto& [name, description] : presets) std::printf("%-*s  %s\n", w, name.c_str(), description.c_str());
+      if (!files.empty()) std::printf("\nshipped topology files (configs/topologies; each file is the whole machine, all its nodes: no --nodes):\n");
+      for (const auto& [name, description] : files) std::printf("%-*s  %s\n", w, name.c_str(), description.c_str());
       return 0;
     }
     if (topo_import->parsed()) {
