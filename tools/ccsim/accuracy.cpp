@@ -68,30 +68,36 @@ struct LogResult {
 };
 
 struct Stats {
-  double median = 0, p90 = 0;
+  double median = 0, p90 = 0;  // of the absolute errors
+  double bias = 0;             // median of the signed errors: + where the simulation is too fast
   std::size_t n = 0;
 };
 
-Stats stats(std::vector<double> abs_errors) {
+// Linear interpolation between order statistics (the common "type 7" definition) of sorted values.
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Stats stats(std::vector<double> errors) {
   Stats s;
-  s.n = abs_errors.size();
-  if (abs_errors.empty()) return s;
-  std::sort(abs_errors.begin(), abs_errors.end());
-  auto quantile = [&](double q) {
-    // Linear interpolation between order statistics (the common "type 7" definition).
-    const double pos = q * static_cast<double>(abs_errors.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const auto hi = std::min(lo + 1, abs_errors.size() - 1);
-    return abs_errors[lo] + (pos - static_cast<double>(lo)) * (abs_errors[hi] - abs_errors[lo]);
-  };
-  s.median = quantile(0.5);
-  s.p90 = quantile(0.9);
+  s.n = errors.size();
+  if (errors.empty()) return s;
+  std::sort(errors.begin(), errors.end());
+  s.bias = quantile(errors, 0.5);
+  for (double& e : errors) e = std::abs(e);
+  std::sort(errors.begin(), errors.end());
+  s.median = quantile(errors, 0.5);
+  s.p90 = quantile(errors, 0.9);
   return s;
 }
 
 std::string stats_text(const Stats& s) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "median_abs_err=%.1f%% p90_abs_err=%.1f%% n=%zu", 100 * s.median, 100 * s.p90, s.n);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "median_abs_err=%.1f%% p90_abs_err=%.1f%% n=%zu median_err=%+.1f%%", 100 * s.median,
+                100 * s.p90, s.n, 100 * s.bias);
   return buf;
 }
 
@@ -188,10 +194,10 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
 }
 
 struct Tally {
-  std::vector<double> sim, nccl;
+  std::vector<double> sim, nccl;  // signed errors
   void add(const RowResult& x) {
-    sim.push_back(std::abs(x.error));
-    if (x.nccl_error) nccl.push_back(std::abs(*x.nccl_error));
+    sim.push_back(x.error);
+    if (x.nccl_error) nccl.push_back(*x.nccl_error);
   }
   std::string text(bool baseline) const {
     std::string s = stats_text(stats(sim));
