@@ -119,16 +119,25 @@ Topology load_topology_file(const std::string& path) {
   return topology_from_json(read_json_file(path), path);
 }
 
+std::vector<ShippedTopology> shipped_topologies() {
+  constexpr std::string_view dir = "topologies/", ext = ".json";
+  std::vector<ShippedTopology> out;
+  for (const auto& f : embedded_configs())
+    if (f.path.starts_with(dir) && f.path.ends_with(ext))
+      out.push_back({std::string(f.path.substr(dir.size(), f.path.size() - dir.size() - ext.size())), f.content});
+  return out;
+}
+
 Topology resolve_topology(const std::string& name, const PresetOptions& options) {
   const bool file = name.size() > 5 && name.ends_with(".json");
   if (file || name.find('/') != std::string::npos) {
     if (options.nodes > 1) throw Error("--nodes applies to presets; a topology file describes every node itself");
     return load_topology_file(name);
   }
-  for (const auto& f : embedded_configs())
-    if (f.path == "topologies/" + name + ".json") {
+  for (const auto& f : shipped_topologies())
+    if (f.name == name) {
       if (options.nodes > 1) throw Error("--nodes applies to presets; " + name + " describes every node itself");
-      return topology_from_json(nlohmann::json::parse(f.content), "configs/" + std::string(f.path));
+      return topology_from_json(nlohmann::json::parse(f.json), "configs/topologies/" + name + ".json");
     }
   return make_preset(name, options);
 }

@@ -3,6 +3,8 @@
 // Errors name the file, the JSON path and what was expected, e.g.
 // `my.json: links[3].to: unknown device "gpu9"`.
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -13,6 +15,14 @@ namespace ccsim::topo {
 
 Topology topology_from_json(const nlohmann::json& j, const std::string& origin);
 Topology load_topology_file(const std::string& path);
+
+// The topologies shipped in configs/topologies (compiled in): each file's name without .json, and
+// its JSON text.
+struct ShippedTopology {
+  std::string name;
+  std::string_view json;
+};
+std::vector<ShippedTopology> shipped_topologies();
 
 // What --topo names: a JSON file (a path ending in .json), a topology shipped in configs/topologies,
 // or a preset.

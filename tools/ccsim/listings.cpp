@@ -13,7 +13,6 @@
 #include "ccsim/commands.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/algorithms/registry.hpp"
-#include "sim/embedded_configs.hpp"
 #include "sim/model.hpp"
 #include "sim/topology/paths.hpp"
 #include "sim/error.hpp"
@@ -65,13 +64,8 @@ Runner add_listings(CLI::App& app) {
       // as well; one name column wide enough for all.
       std::vector<std::pair<std::string, std::string>> presets, files;
       for (const auto& p : topo::presets()) presets.emplace_back(p.name, p.description);
-      for (const auto& f : embedded_configs()) {
-        constexpr std::string_view dir = "topologies/", ext = ".json";
-        if (!f.path.starts_with(dir) || !f.path.ends_with(ext)) continue;
-        const auto j = nlohmann::json::parse(f.content);
-        files.emplace_back(std::string(f.path.substr(dir.size(), f.path.size() - dir.size() - ext.size())),
-                           j.value("description", std::string()));
-      }
+      for (const auto& f : topo::shipped_topologies())
+        files.emplace_back(f.name, nlohmann::json::parse(f.json).value("description", std::string()));
       std::size_t width = 0;
       for (const auto* list : {&presets, &files})
         for (const auto& [name, description] : *list) width = std::max(width, name.size());
