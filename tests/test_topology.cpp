@@ -1,10 +1,12 @@
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "sim/error.hpp"
+#include "sim/topology/paths.hpp"
 #include "sim/topology/presets.hpp"
 #include "sim/topology/rings.hpp"
 
@@ -86,6 +88,25 @@ TEST_CASE("preset errors are clear") {
   o.nodes = 0;
   CHECK_THROWS_WITH_AS(make_preset("dgx-h100", o), doctest::Contains("--nodes must be at least 1"), Error);
   CHECK_THROWS_WITH_AS(make_preset("dgx-h900"), doctest::Contains("unknown topology preset"), Error);
+  CHECK_THROWS_WITH_AS(make_preset("dgx-h900"), doctest::Contains("hgx-a100"), Error);  // aliases are named too
+}
+
+TEST_CASE("a preset alias builds the machine of the preset it names") {
+  for (const auto& a : preset_aliases()) {
+    CAPTURE(a.name);
+    bool is_preset = false, target_known = false;
+    for (const auto& p : presets()) {
+      is_preset |= p.name == a.name;
+      target_known |= p.name == a.preset;
+    }
+    CHECK_FALSE(is_preset);  // an alias never hides a preset
+    REQUIRE(target_known);
+    PresetOptions o;
+    o.nodes = 2;
+    const Topology alias = make_preset(a.name, o), preset = make_preset(a.preset, o);
+    CHECK(alias.name() == preset.name());
+    CHECK(to_json(alias) == to_json(preset));
+  }
 }
 
 #include "sim/topology/paths.hpp"

@@ -396,7 +396,25 @@ const std::vector<PresetInfo>& presets() {
   return infos;
 }
 
+const std::vector<PresetAlias>& preset_aliases() {
+  static const std::vector<PresetAlias> all = {
+      {"hgx-a100", "dgx-a100",
+       "the HGX A100 8-GPU board DGX A100 is built on (same NV12 through 6 NVSwitches); NICs and sockets as "
+       "DGX A100's, which OEM servers vary"},
+      {"hgx-h100", "dgx-h100",
+       "the HGX H100 8-GPU board DGX H100 is built on (same NVLink4 and NVSwitches); NICs and sockets as "
+       "DGX H100's, which OEM servers vary"},
+      {"hgx-h200", "dgx-h200",
+       "the HGX H200 8-GPU board DGX H200 is built on; NICs and sockets as DGX H200's, which OEM servers vary"},
+      {"dgx-b200", "hgx-b200",
+       "DGX B200 is the HGX B200 board with one 400G NIC per GPU on two Intel sockets, as the preset has it"},
+  };
+  return all;
+}
+
 Topology make_preset(const std::string& name, const PresetOptions& options) {
+  for (const auto& a : preset_aliases())
+    if (a.name == name) return make_preset(a.preset, options);
   for (const auto& p : registry()) {
     if (p.info.name != name) continue;
     if (options.gpus && !p.info.sized)
@@ -416,6 +434,7 @@ Topology make_preset(const std::string& name, const PresetOptions& options) {
   }
   std::string known;
   for (const auto& p : registry()) known += (known.empty() ? "" : ", ") + p.info.name;
+  for (const auto& a : preset_aliases()) known += ", " + a.name;
   throw Error("unknown topology preset \"" + name + "\" (known: " + known + ")");
 }
 

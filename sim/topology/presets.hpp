@@ -28,6 +28,15 @@ struct PresetInfo {
 };
 
 const std::vector<PresetInfo>& presets();
+
+// Other names of a preset's machine: the same GPU baseboard sold under another name (HGX boards in
+// OEM servers, the DGX built on an HGX board). `--topo ALIAS` builds the preset it names.
+struct PresetAlias {
+  std::string name;
+  std::string preset;
+  std::string why;  // what the two machines share, and the part the preset takes from one of them
+};
+const std::vector<PresetAlias>& preset_aliases();
 // Error naming the known presets when `name` is unknown, or when `gpus` is given to a fixed preset.
 Topology make_preset(const std::string& name, const PresetOptions& options = {});
 

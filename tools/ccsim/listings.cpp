@@ -62,15 +62,18 @@ Runner add_listings(CLI::App& app) {
     if (topo_list->parsed()) {
       // Presets, then the machines shipped as files (configs/topologies), which --topo takes by name
       // as well; one name column wide enough for all.
-      std::vector<std::pair<std::string, std::string>> presets, files;
+      std::vector<std::pair<std::string, std::string>> presets, aliases, files;
       for (const auto& p : topo::presets()) presets.emplace_back(p.name, p.description);
+      for (const auto& a : topo::preset_aliases()) aliases.emplace_back(a.name, "= " + a.preset + ": " + a.why);
       for (const auto& f : topo::shipped_topologies())
         files.emplace_back(f.name, nlohmann::json::parse(f.json).value("description", std::string()));
       std::size_t width = 0;
-      for (const auto* list : {&presets, &files})
+      for (const auto* list : {&presets, &aliases, &files})
         for (const auto& [name, description] : *list) width = std::max(width, name.size());
       const int w = static_cast<int>(width);
       for (const auto& [name, description] : presets) std::printf("%-*s  %s\n", w, name.c_str(), description.c_str());
+      if (!aliases.empty()) std::printf("\nother names (the preset after = is built):\n");
+      for (const auto& [name, description] : aliases) std::printf("%-*s  %s\n", w, name.c_str(), description.c_str());
       if (!files.empty()) std::printf("\nshipped topology files (configs/topologies; each file is the whole machine, all its nodes: no --nodes):\n");
       for (const auto& [name, description] : files) std::printf("%-*s  %s\n", w, name.c_str(), description.c_str());
       return 0;
