@@ -38,8 +38,10 @@ struct Step {
   bool reduce = false;    // recv only: combine the incoming data with `src` using the collective's op
   bool finalize = false;  // the result is final: apply the op's last touch (avg divides by nranks)
   bool wait = false;      // send only: the stream waits until the data has arrived (MPI_Send-like)
-  bool overlap = false;   // recv only: posted together with the next recv, so their transfers run
-                          // at once (a switch reading every GPU); combined in program order
+  bool overlap = false;   // recv: posted together with the next recv, so their transfers run at
+                          // once (a switch reading every GPU); combined in program order. send:
+                          // issued together with the next send (another peer's point-to-point
+                          // operation of the same kernel), so their latencies overlap
   bool fused = false;     // send only: one leg of a multi-party operation (an NVLS reduction reads
                           // every GPU at once) whose latency another step of it pays
   bool part = false;      // send only: a later piece of a chunk forwarded line by line (LL/LL128

@@ -139,9 +139,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // Sends a stream posts back to back with the same data to different peers (a tree node's
   // children; a direct broadcast's or all_gather's peers) leave together: one kernel pass writes
   // the buffer to every peer (NCCL's primitives do so for a tree's children), so their latencies
-  // overlap and the group pays the longest. Sends of different data (an alltoall's blocks: separate
-  // point-to-point operations) pay one each; successive sends to one GPU (pipelined chunks) do not
-  // hold the stream at all (below). `batch_peers` holds the peers of the current group,
+  // overlap and the group pays the longest. So do sends of different data that one kernel issues
+  // together (Step::overlap: an alltoall's blocks, point-to-point operations NCCL runs side by side
+  // on warps of their own); other sends of different data pay one each; successive sends to one
+  // GPU (pipelined chunks) do not hold the stream at all (below). `batch_peers` holds the peers of the current group,
   // `batch_slept` its latency so far.
   std::vector<int> batch_peers;
   int last_peer = -1;  // of the stream's last send
@@ -153,12 +154,16 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // part), which the kernel does not wait for. Local copies and reductions after it keep the lead;
   // a receive or another send ends it.
   double proxy_tail = 0;
+  // Network sends of the current group of separate point-to-point operations: one proxy thread per
+  // GPU posts them to the NIC one after the other, so each arrives that many posts later.
+  int batch_net_posts = 0;
   auto end_batch = [&] {
     batch_peers.clear();
     batch_slept = 0;
+    batch_net_posts = 0;
   };
   // Posts send step i (and its data) to the peer; returns at once unless the step waits.
-  auto send = [&](std::uint32_t i, const Step& step, double start, int pass) {
+  auto send = [&](std::uint32_t i, const Step& step, double start, int pass, bool p2p_group) {
     std::optional<InFlight>& previous = in_flight[step.peer];
     const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
     // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
@@ -186,6 +191,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         delay = std::max(0.0, alpha - local);
         alpha = std::min(alpha, local);
         proxy = std::max(0.0, alpha - gpu);
+        if (p2p_group) delay += ctx.plan.net_post_overhead_s(step.protocol) * batch_net_posts++;
       }
       delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
@@ -295,12 +301,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     }
     for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
       const Step& step = stream.steps[i];
+      const bool issued_with_last = i > 0 && stream.steps[i - 1].kind == StepKind::send && stream.steps[i - 1].overlap;
+      const bool p2p_group = step.kind == StepKind::send && (step.overlap || issued_with_last);
       if (step.kind != StepKind::send || std::find(batch_peers.begin(), batch_peers.end(), step.peer) != batch_peers.end() ||
-          !(step.src == batch_src))
+          !(step.src == batch_src || issued_with_last))
         end_batch();
       const double start = sg4::Engine::get_clock();
       if (step.kind == StepKind::send) {
-        send(i, step, start, pass);
+        send(i, step, start, pass, p2p_group);
       } else if (step.kind == StepKind::recv) {
         proxy_tail = 0;
         i = receive(i, start, pass);

@@ -302,3 +302,33 @@ TEST_CASE("LL and LL128 chains stream chunks in pieces inside a node, whole chun
     }
   }
 }
+
+TEST_CASE("a direct exchange issues its sends together, 8 per channel as NCCL's blocks do, pairwise one round at a time") {
+  for (int channels : {1, 2}) {
+    auto o = one_channel();
+    o.channels = channels;
+    const auto spec = spec_of(CollectiveKind::alltoall, 24, 24 * 64);
+    const Schedule direct = algo::compile("direct", spec, o);
+    CHECK(kernels::check(direct, false).wrong == 0);
+    for (const auto& stream : direct.streams) {
+      // Runs of sends issued together: each run ends with a send not marked to go with the next.
+      std::vector<int> runs{0};
+      for (const auto& step : stream.steps) {
+        if (step.kind != StepKind::send) continue;
+        ++runs.back();
+        if (!step.overlap) runs.push_back(0);
+      }
+      runs.pop_back();
+      const int together = 8 * channels;
+      int sends = 0;
+      for (std::size_t k = 0; k < runs.size(); ++k) {
+        CHECK(runs[k] == std::min(together, 23 - sends));
+        sends += runs[k];
+      }
+      CHECK(sends == 23);
+    }
+    for (const auto& stream : algo::compile("pairwise", spec, o).streams)
+      for (const auto& step : stream.steps)
+        if (step.kind == StepKind::send) CHECK(!step.overlap);
+  }
+}

@@ -949,3 +949,52 @@ TEST_CASE("an NVLS-tree call's switch traffic carries nvls_efficiency.tree's wir
   CHECK(static_cast<double>(PlatformPlan::build(renamed, t, m).send_wire_bytes(renamed, 0, *to_switch)) ==
         doctest::Approx(data * wire_bytes_per_data_byte(Protocol::simple) / 0.5).epsilon(1e-6));
 }
+
+TEST_CASE("point-to-point operations one kernel issues together pay one latency, and a proxy posts network ones in turn") {
+  // Rank 0 sends a different block to each of `peers` ranks, the sends marked as issued together
+  // (Step::overlap, as a direct alltoall writes them): on one node their latencies overlap, where
+  // unmarked they are paid one after another; to another node NCCL's one proxy thread per GPU
+  // posts them one after the other, so the k-th arrives k network posts later.
+  auto fan_out = [](const topo::Topology& t, const Model& m, const std::vector<int>& peers, bool together) {
+    Schedule s;
+    s.spec.nranks = static_cast<int>(t.gpu_count());
+    s.spec.count = 64 * peers.size();
+    s.spec.type = DataType::uint8;
+    s.algorithm = "test";
+    Stream tx{0, 0, {}};
+    for (std::size_t k = 0; k < peers.size(); ++k) {
+      Step send;
+      send.kind = StepKind::send;
+      send.peer = peers[k];
+      send.src = {BufferId::input, 64 * k, 64};
+      send.overlap = together && k + 1 < peers.size();
+      tx.steps.push_back(send);
+      Stream rx{peers[k], 0, {}};
+      Step recv;
+      recv.kind = StepKind::recv;
+      recv.peer = 0;
+      recv.dst = {BufferId::output, 0, 64};
+      rx.steps.push_back(recv);
+      s.streams.push_back(rx);
+    }
+    s.streams.push_back(tx);
+    s.validate();
+    return simulate(s, t, m, no_compute()).timeline.total_s();
+  };
+  const Model alpha = pure_alpha_beta();
+  CHECK(fan_out(flat(4), alpha, {1, 2, 3}, true) < 1.01 * kAlpha);
+  CHECK(fan_out(flat(4), alpha, {1, 2, 3}, false) >= 3 * kAlpha);
+
+  topo::PresetOptions o;
+  o.nodes = 2;
+  const topo::Topology two = topo::make_preset("dgx-h100", o);
+  Model m = Model::builtin("hopper");
+  m.set("launch_latency_us.simple", 0, "test");
+  Schedule probe = point_to_point(16, {{0, 8}}, 64);
+  const double post = PlatformPlan::build(probe, two, m).net_post_overhead_s(Protocol::simple);
+  REQUIRE(post > 0);
+  // Four ranks of the other node: three posts wait for the one before them.
+  CHECK(fan_out(two, m, {8, 9, 10, 11}, true) - fan_out(two, m, {8}, true) == doctest::Approx(3 * post).epsilon(0.02));
+  // One peer on this node among them takes no post.
+  CHECK(fan_out(two, m, {1, 8, 9, 10, 11}, true) == doctest::Approx(fan_out(two, m, {8, 9, 10, 11}, true)).epsilon(0.02));
+}

@@ -1,5 +1,6 @@
 #include "sim/algorithms/direct.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "sim/algorithms/pipeline.hpp"
@@ -111,10 +112,14 @@ Part part_for(const CollectiveSpec& spec, int channels, int c) {
   return channel_part(unit, channels, c);
 }
 
+// Point-to-point operations one thread block runs at once (NCCL_MAX_DEV_WORK_P2P_PER_BATCH,
+// src/include/device.h).
+constexpr std::size_t kP2pPerBlock = 8;
+
 // Writes one rank's steps. rounds[k] = (send peer, recv peer); `interleave` puts each round's send
 // before its receive, otherwise all sends come first.
 void write_exchange(const CollectiveSpec& spec, int rank, const Exchange& x,
-                    const std::vector<std::pair<int, int>>& rounds, bool interleave, StepWriter& w) {
+                    const std::vector<std::pair<int, int>>& rounds, bool interleave, int channels, StepWriter& w) {
   int receives_left = 0;  // to mark the last reduce as the final one
   for (const auto& round : rounds)
     if (x.receives && x.talks_to(round.second)) ++receives_left;
@@ -135,8 +140,18 @@ void write_exchange(const CollectiveSpec& spec, int rank, const Exchange& x,
       do_recv(from);
     }
   } else {
-    for (const auto& round : rounds) do_send(round.first);
-    w.begin_overlap();  // NCCL posts every peer's receive at once
+    // One kernel runs every peer's send and receive side by side: NCCL packs up to
+    // kP2pPerBlock rounds' point-to-point operations into one block's work, each on warps of its
+    // own, and gives other rounds other blocks (enqueue.cc, ncclP2pChannelBaseForRound), so the
+    // sends' latencies overlap and every receive is posted at once. A stream stands for all of
+    // the kernel's blocks: it issues kP2pPerBlock sends per channel together.
+    const std::size_t together = kP2pPerBlock * static_cast<std::size_t>(std::max(1, channels));
+    for (std::size_t k = 0; k < rounds.size(); k += together) {
+      w.begin_overlap();
+      for (std::size_t j = k; j < std::min(rounds.size(), k + together); ++j) do_send(rounds[j].first);
+      w.end_overlap(true);
+    }
+    w.begin_overlap();
     for (const auto& round : rounds) do_recv(round.second);
     w.end_overlap();
   }
@@ -169,7 +184,7 @@ Schedule exchange_schedule(const CollectiveSpec& spec, const AlgorithmOptions& o
           w.copy(block_region(BufferId::input, b, block, part), block_region(BufferId::scratch, b, block, part));
         x.outgoing = [part, block](int b) { return block_region(BufferId::scratch, b, block, part); };
       }
-      write_exchange(spec, r, x, rounds, pairwise_rounds, w);
+      write_exchange(spec, r, x, rounds, pairwise_rounds, options.channels, w);
       schedule.streams.push_back(std::move(stream));
     }
   }

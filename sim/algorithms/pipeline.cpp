@@ -146,11 +146,14 @@ void StepWriter::send_pieces(int peer, const std::vector<Region>& pieces) {
   for (std::size_t i = 0; i < pieces.size(); ++i) send_piece(peer, pieces[i], i);
 }
 
-void StepWriter::end_overlap() {
-  std::vector<Step*> recvs;
-  for (std::size_t i = overlap_from_; i < stream_.steps.size(); ++i)
-    if (stream_.steps[i].kind == StepKind::recv) recvs.push_back(&stream_.steps[i]);
-  for (std::size_t i = 0; i + 1 < recvs.size(); ++i) recvs[i]->overlap = true;
+void StepWriter::end_overlap(bool sends) {
+  for (const StepKind kind : {StepKind::recv, StepKind::send}) {
+    if (kind == StepKind::send && !sends) continue;
+    std::vector<Step*> group;
+    for (std::size_t i = overlap_from_; i < stream_.steps.size(); ++i)
+      if (stream_.steps[i].kind == kind) group.push_back(&stream_.steps[i]);
+    for (std::size_t i = 0; i + 1 < group.size(); ++i) group[i]->overlap = true;
+  }
   overlap_from_ = SIZE_MAX;
 }
 

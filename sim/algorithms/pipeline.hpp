@@ -88,8 +88,10 @@ class StepWriter {
   void copy(const Region& src, const Region& dst, bool finalize = false);
   void set_tag(int tag) { tag_ = tag; }
   // Receives written between begin_overlap() and end_overlap() have their transfers run together.
+  // With `sends`, so do the sends there: separate point-to-point operations of one kernel, each on
+  // warps of its own, issued together (Step::overlap).
   void begin_overlap() { overlap_from_ = stream_.steps.size(); }
-  void end_overlap();
+  void end_overlap(bool sends = false);
   // The same for lists of regions (block spans), region by region, in order; the regions of one
   // send form one packed message (fused after the first).
   void send(int peer, const std::vector<Region>& src, bool wait = false);
