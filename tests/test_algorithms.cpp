@@ -303,10 +303,12 @@ TEST_CASE("LL and LL128 chains stream chunks in pieces inside a node, whole chun
   }
 }
 
-TEST_CASE("a direct exchange issues its sends together, 8 per channel as NCCL's blocks do, pairwise one round at a time") {
-  for (int channels : {1, 2}) {
+TEST_CASE("a direct exchange issues its sends together, 8 per thread block as NCCL's do, pairwise one round at a time") {
+  // A stream of several blocks (a folded one) issues 8 per block together.
+  for (const auto& [channels, blocks] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 2}}) {
     auto o = one_channel();
     o.channels = channels;
+    o.blocks = blocks;
     const auto spec = spec_of(CollectiveKind::alltoall, 24, 24 * 64);
     const Schedule direct = algo::compile("direct", spec, o);
     CHECK(kernels::check(direct, false).wrong == 0);
@@ -319,7 +321,7 @@ TEST_CASE("a direct exchange issues its sends together, 8 per channel as NCCL's 
         if (!step.overlap) runs.push_back(0);
       }
       runs.pop_back();
-      const int together = 8 * channels;
+      const int together = 8 * channels * blocks;
       int sends = 0;
       for (std::size_t k = 0; k < runs.size(); ++k) {
         CHECK(runs[k] == std::min(together, 23 - sends));

@@ -119,7 +119,7 @@ constexpr std::size_t kP2pPerBlock = 8;
 // Writes one rank's steps. rounds[k] = (send peer, recv peer); `interleave` puts each round's send
 // before its receive, otherwise all sends come first.
 void write_exchange(const CollectiveSpec& spec, int rank, const Exchange& x,
-                    const std::vector<std::pair<int, int>>& rounds, bool interleave, int channels, StepWriter& w) {
+                    const std::vector<std::pair<int, int>>& rounds, bool interleave, int blocks, StepWriter& w) {
   int receives_left = 0;  // to mark the last reduce as the final one
   for (const auto& round : rounds)
     if (x.receives && x.talks_to(round.second)) ++receives_left;
@@ -144,8 +144,8 @@ void write_exchange(const CollectiveSpec& spec, int rank, const Exchange& x,
     // kP2pPerBlock rounds' point-to-point operations into one block's work, each on warps of its
     // own, and gives other rounds other blocks (enqueue.cc, ncclP2pChannelBaseForRound), so the
     // sends' latencies overlap and every receive is posted at once. A stream stands for all of
-    // the kernel's blocks: it issues kP2pPerBlock sends per channel together.
-    const std::size_t together = kP2pPerBlock * static_cast<std::size_t>(std::max(1, channels));
+    // the kernel's blocks: it issues kP2pPerBlock sends per block together.
+    const std::size_t together = kP2pPerBlock * static_cast<std::size_t>(std::max(1, blocks));
     for (std::size_t k = 0; k < rounds.size(); k += together) {
       w.begin_overlap();
       for (std::size_t j = k; j < std::min(rounds.size(), k + together); ++j) do_send(rounds[j].first);
@@ -184,7 +184,7 @@ Schedule exchange_schedule(const CollectiveSpec& spec, const AlgorithmOptions& o
           w.copy(block_region(BufferId::input, b, block, part), block_region(BufferId::scratch, b, block, part));
         x.outgoing = [part, block](int b) { return block_region(BufferId::scratch, b, block, part); };
       }
-      write_exchange(spec, r, x, rounds, pairwise_rounds, options.channels, w);
+      write_exchange(spec, r, x, rounds, pairwise_rounds, options.channels * options.blocks, w);
       schedule.streams.push_back(std::move(stream));
     }
   }
