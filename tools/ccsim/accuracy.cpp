@@ -221,9 +221,11 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       if ((a.all || c.healthy) && (a.all || !a.only.empty() || !c.slow) &&
           (a.only.empty() || c.log.find(a.only) != std::string::npos)) {
         overlaid = overlay_given(cmd, a.topology, c.topology);
+        const std::string run = overlay_run_choice(cmd, a.algorithm, a.protocol, c);
+        if (!run.empty()) overlaid += (overlaid.empty() ? "" : " ") + run;
         cases.push_back(c);
       }
-    if (!overlaid.empty()) std::cout << "# every map entry's machine with " << overlaid << " from the command line\n";
+    if (!overlaid.empty()) std::cout << "# every map entry run with " << overlaid << " from the command line\n";
   }
   for (const auto& log : a.logs) cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
@@ -333,9 +335,13 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--select", args->select, "What runs: nccl (NCCL's choice) or fastest (by simulation)")
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
-  cmd->add_option("--algo", args->algorithm, "For LOG files: the algorithm the run used (auto: NCCL's choice)")
+  cmd->add_option("--algo", args->algorithm,
+                  "The algorithm the run used (auto: NCCL's choice, or what the log's NCCL_ALGO forced); with --map, "
+                  "every entry's, over what it says")
       ->capture_default_str();
-  cmd->add_option("--proto", args->protocol, "For LOG files: the protocol the run used (auto: NCCL's choice)")
+  cmd->add_option("--proto", args->protocol,
+                  "The protocol the run used (auto: NCCL's choice, or what the log's NCCL_PROTO forced); with --map, "
+                  "every entry's, over what it says")
       ->capture_default_str();
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");

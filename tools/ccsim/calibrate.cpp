@@ -225,6 +225,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     for (auto& c : read_map(a.map_file)) {
       if (!a.only.empty() && c.log.find(a.only) == std::string::npos) continue;
       (void)overlay_given(cmd, a.topology, c.topology);
+      (void)overlay_run_choice(cmd, a.algorithm, a.protocol, c);
       if (!c.healthy && !a.all)
         throw Error(c.log + " is flagged unhealthy in " + a.map_file + (c.note.empty() ? "" : " (" + c.note + ")") +
                     ": its times are not what the machine can do; pass --all to fit it anyway");
@@ -505,9 +506,14 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--column", a->column, "Measured column: out-of-place or in-place")->capture_default_str();
   cmd->add_option("--min-size", a->min_size, "Skip sizes below this")->capture_default_str();
   cmd->add_option("--max-size", a->max_size, "Skip sizes above this")->capture_default_str();
-  cmd->add_option("--algo", a->algorithm, "For LOG files: the algorithm the run used (auto: NCCL's choice)")
+  cmd->add_option("--algo", a->algorithm,
+                  "The algorithm the run used (auto: NCCL's choice, or what the log's NCCL_ALGO forced); with --map, "
+                  "every entry's, over what it says")
       ->capture_default_str();
-  cmd->add_option("--proto", a->protocol, "For LOG files: the protocol the run used")->capture_default_str();
+  cmd->add_option("--proto", a->protocol,
+                  "The protocol the run used (auto: NCCL's choice, or what the log's NCCL_PROTO forced); with --map, "
+                  "every entry's, over what it says")
+      ->capture_default_str();
   cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")->capture_default_str();
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");

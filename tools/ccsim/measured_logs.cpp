@@ -132,6 +132,19 @@ LogCase log_case(const std::string& log, const TopologyArgs& topology, const std
   return c;
 }
 
+std::string overlay_run_choice(const CLI::App& cmd, const std::string& algorithm, const std::string& protocol,
+                               LogCase& entry) {
+  std::string applied;
+  auto set = [&](const char* option, const std::string& value, std::string& field) {
+    if (cmd.count(option) == 0) return;
+    field = value;
+    applied += (applied.empty() ? "" : " ") + std::string(option) + " " + value;
+  };
+  set("--algo", algorithm, entry.algorithm);
+  set("--proto", protocol, entry.protocol);
+  return applied;
+}
+
 namespace {
 
 // The one GPU model the device lines name, when ccsim knows it.

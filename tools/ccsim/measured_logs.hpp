@@ -38,6 +38,10 @@ struct LogCase {
 // command's options; its class is the topology's name.
 LogCase log_case(const std::string& log, const TopologyArgs& topology, const std::string& algorithm,
                  const std::string& protocol);
+// The command line's --algo and --proto, where it names them, over a map entry's run (a what-if
+// for every entry, as overlay_given is for the machine); returns what it applied ("" if neither).
+std::string overlay_run_choice(const CLI::App& cmd, const std::string& algorithm, const std::string& protocol,
+                               LogCase& entry);
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
