@@ -335,14 +335,7 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--select", args->select, "What runs: nccl (NCCL's choice) or fastest (by simulation)")
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
-  cmd->add_option("--algo", args->algorithm,
-                  "The algorithm the run used (auto: NCCL's choice, or what the log's NCCL_ALGO forced); with --map, "
-                  "every entry's, over what it says")
-      ->capture_default_str();
-  cmd->add_option("--proto", args->protocol,
-                  "The protocol the run used (auto: NCCL's choice, or what the log's NCCL_PROTO forced); with --map, "
-                  "every entry's, over what it says")
-      ->capture_default_str();
+  add_run_choice_options(cmd, args->algorithm, args->protocol);
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");
   cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");

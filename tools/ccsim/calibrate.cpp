@@ -506,14 +506,7 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--column", a->column, "Measured column: out-of-place or in-place")->capture_default_str();
   cmd->add_option("--min-size", a->min_size, "Skip sizes below this")->capture_default_str();
   cmd->add_option("--max-size", a->max_size, "Skip sizes above this")->capture_default_str();
-  cmd->add_option("--algo", a->algorithm,
-                  "The algorithm the run used (auto: NCCL's choice, or what the log's NCCL_ALGO forced); with --map, "
-                  "every entry's, over what it says")
-      ->capture_default_str();
-  cmd->add_option("--proto", a->protocol,
-                  "The protocol the run used (auto: NCCL's choice, or what the log's NCCL_PROTO forced); with --map, "
-                  "every entry's, over what it says")
-      ->capture_default_str();
+  add_run_choice_options(cmd, a->algorithm, a->protocol);
   cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")->capture_default_str();
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -143,6 +145,15 @@ std::string overlay_run_choice(const CLI::App& cmd, const std::string& algorithm
   set("--algo", algorithm, entry.algorithm);
   set("--proto", protocol, entry.protocol);
   return applied;
+}
+
+void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol) {
+  for (auto [option, field, what, env] : {std::tuple{"--algo", &algorithm, "algorithm", "NCCL_ALGO"},
+                                          std::tuple{"--proto", &protocol, "protocol", "NCCL_PROTO"}})
+    cmd->add_option(option, *field,
+                    std::string("The ") + what + " the run used (auto: NCCL's choice, or what the log's " + env +
+                        " forced); with --map, every entry's, over what it says")
+        ->capture_default_str();
 }
 
 namespace {

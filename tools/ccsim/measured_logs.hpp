@@ -42,6 +42,8 @@ LogCase log_case(const std::string& log, const TopologyArgs& topology, const std
 // for every entry, as overlay_given is for the machine); returns what it applied ("" if neither).
 std::string overlay_run_choice(const CLI::App& cmd, const std::string& algorithm, const std::string& protocol,
                                LogCase& entry);
+// The --algo and --proto options of a command that simulates logs (accuracy, calibrate).
+void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol);
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
