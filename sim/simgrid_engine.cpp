@@ -142,8 +142,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // overlap and the group pays the longest. So do sends of different data that one kernel issues
   // together (Step::overlap: an alltoall's blocks, point-to-point operations NCCL runs side by side
   // on warps of their own); other sends of different data pay one each; successive sends to one
-  // GPU (pipelined chunks) do not hold the stream at all (below). `batch_peers` holds the peers of the current group,
-  // `batch_slept` its latency so far.
+  // GPU (pipelined chunks) do not hold the stream at all (below). `batch_peers` holds the peers of
+  // the current group, `batch_slept` its latency so far.
   std::vector<int> batch_peers;
   int last_peer = -1;  // of the stream's last send
   std::deque<Envelope*> envelopes;  // where a group of receives stores its messages' payloads
