@@ -213,9 +213,8 @@ struct RowResidual {
 #endif
 
 int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
+  if (a.map_file.empty()) refuse_map_choices_without_map(cmd);
 #if !CCSIM_HAVE_CERES
-  (void)a;
-  (void)cmd;
   throw Error("built without Ceres (Debian: libceres-dev): calibrate needs its solver");
 #else
   // --- the data ---------------------------------------------------------------------------------

@@ -147,6 +147,13 @@ std::string overlay_run_choice(const CLI::App& cmd, const std::string& algorithm
   return applied;
 }
 
+void refuse_map_choices_without_map(const CLI::App& cmd) {
+  for (const char* option : {"--only", "--all"})
+    if (cmd.count(option) > 0)
+      throw Error(std::string(option) + " picks entries of a --map file, and none is given (add --map FILE, or drop " +
+                  option + ")");
+}
+
 void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol) {
   for (auto [option, field, what, env] : {std::tuple{"--algo", &algorithm, "algorithm", "NCCL_ALGO"},
                                           std::tuple{"--proto", &protocol, "protocol", "NCCL_PROTO"}})

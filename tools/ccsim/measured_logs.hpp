@@ -42,6 +42,9 @@ LogCase log_case(const std::string& log, const TopologyArgs& topology, const std
 // for every entry, as overlay_given is for the machine); returns what it applied ("" if neither).
 std::string overlay_run_choice(const CLI::App& cmd, const std::string& algorithm, const std::string& protocol,
                                LogCase& entry);
+// Refuses --only and --all when no --map names entries for them to pick (they would do nothing).
+void refuse_map_choices_without_map(const CLI::App& cmd);
+
 // The --algo and --proto options of a command that simulates logs (accuracy, calibrate).
 void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol);
 
