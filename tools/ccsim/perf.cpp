@@ -70,6 +70,10 @@ int run_perf(const PerfArgs& a) {
     throw Error("--ranks " + std::to_string(nranks) + " does not fit " + topology.name() + " (1.." +
                 std::to_string(topology.gpu_count()) + " GPUs)");
 
+  // Only hierarchical reads the levels; --select fastest tries it when they are given.
+  if (!a.levels.empty() && a.algorithm != "hierarchical" && !(a.algorithm == "auto" && a.select == "fastest"))
+    throw Error("--levels names hierarchical's algorithm per level: use it with --algo hierarchical, or with "
+                "--select fastest, which then tries hierarchical too (here --algo is " + a.algorithm + ")");
   Selection selection;
   selection.algorithm = a.algorithm;
   selection.protocol = a.protocol;
