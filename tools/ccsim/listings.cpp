@@ -93,6 +93,7 @@ Runner add_listings(CLI::App& app) {
       return 0;
     }
     if (topo_show->parsed()) {
+      refuse_idle_fabric_options(*topo_show, *show_topology);
       const topo::Topology t = build_topology(*show_topology);
       if (*show_format == "json") std::cout << topo::to_json(t).dump(2) << "\n";
       else if (*show_format == "dot") std::cout << topo::to_dot(t);

@@ -225,7 +225,10 @@ Runner add_perf(CLI::App& app) {
                   "Write a Chrome trace (ui.perfetto.dev) of the last (largest) point: a track per rank and stream, a "
                   "utilisation counter per link");
   cmd->add_flag("--links", args->links, "Print the links of the last (largest) point, busiest first: the bottleneck");
-  return [args] { return run_perf(*args); };
+  return [args, cmd] {
+    refuse_idle_fabric_options(*cmd, args->topology);
+    return run_perf(*args);
+  };
 }
 
 }  // namespace ccsim::cli

@@ -36,5 +36,9 @@ topo::Topology build_topology(const TopologyArgs& args);
 // Returns the options it laid over, as given ("--net-gdr-level LOC --nic ndr"), empty if none.
 std::string overlay_given(const CLI::App& cmd, const TopologyArgs& given, TopologyArgs& entry);
 void refuse_machine_for_map(const CLI::App& cmd);
+// The options that shape the network a preset builds between its nodes (--fabric, --spines,
+// --leaf-ports, --oversubscription, --switch-latency-us, --sharp) are an error where there is no
+// such network: one node, or a topology file (it describes its own).
+void refuse_idle_fabric_options(const CLI::App& cmd, const TopologyArgs& args);
 
 }  // namespace ccsim::cli
