@@ -128,17 +128,25 @@ std::vector<ShippedTopology> shipped_topologies() {
   return out;
 }
 
+bool is_topology_file(const std::string& name) {
+  return (name.size() > 5 && name.ends_with(".json")) || name.find('/') != std::string::npos;
+}
+
+std::optional<ShippedTopology> shipped_topology(const std::string& name) {
+  for (const auto& f : shipped_topologies())
+    if (f.name == name) return f;
+  return std::nullopt;
+}
+
 Topology resolve_topology(const std::string& name, const PresetOptions& options) {
-  const bool file = name.size() > 5 && name.ends_with(".json");
-  if (file || name.find('/') != std::string::npos) {
+  if (is_topology_file(name)) {
     if (options.nodes > 1) throw Error("--nodes applies to presets; a topology file describes every node itself");
     return load_topology_file(name);
   }
-  for (const auto& f : shipped_topologies())
-    if (f.name == name) {
-      if (options.nodes > 1) throw Error("--nodes applies to presets; " + name + " describes every node itself");
-      return topology_from_json(nlohmann::json::parse(f.json), "configs/topologies/" + name + ".json");
-    }
+  if (const auto f = shipped_topology(name)) {
+    if (options.nodes > 1) throw Error("--nodes applies to presets; " + name + " describes every node itself");
+    return topology_from_json(nlohmann::json::parse(f->json), "configs/topologies/" + name + ".json");
+  }
   return make_preset(name, options);
 }
 

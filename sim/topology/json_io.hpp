@@ -2,6 +2,7 @@
 // Custom topologies in JSON (configs/topologies/*.json; schema in configs/topologies/README.md).
 // Errors name the file, the JSON path and what was expected, e.g.
 // `my.json: links[3].to: unknown device "gpu9"`.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,5 +28,9 @@ std::vector<ShippedTopology> shipped_topologies();
 // What --topo names: a JSON file (a path ending in .json), a topology shipped in configs/topologies,
 // or a preset.
 Topology resolve_topology(const std::string& name, const PresetOptions& options);
+// The first two describe every node themselves: the preset options that build nodes and the
+// network between them (--nodes, --fabric, ...) do not apply to them.
+bool is_topology_file(const std::string& name);
+std::optional<ShippedTopology> shipped_topology(const std::string& name);
 
 }  // namespace ccsim::topo

@@ -102,14 +102,12 @@ void refuse_machine_for_map(const CLI::App& cmd) {
 }
 
 void refuse_idle_fabric_options(const CLI::App& cmd, const TopologyArgs& a) {
-  const bool file = a.name.ends_with(".json") || a.name.find('/') != std::string::npos;
-  bool shipped = false;
-  for (const auto& f : topo::shipped_topologies()) shipped = shipped || f.name == a.name;
-  if (!file && !shipped && a.preset.nodes > 1) return;
+  const bool preset = !topo::is_topology_file(a.name) && !topo::shipped_topology(a.name);
+  if (preset && a.preset.nodes > 1) return;
   for (const char* option : {"--fabric", "--spines", "--leaf-ports", "--oversubscription", "--switch-latency-us", "--sharp"})
     if (cmd.count(option) > 0)
       throw Error(std::string(option) + " shapes the network a preset builds between its nodes, and " +
-                  (file || shipped ? a.name + " describes its own" : std::string("one node (--nodes 1) has none")));
+                  (preset ? std::string("one node (--nodes 1) has none") : a.name + " describes its own"));
 }
 
 }  // namespace ccsim::cli
