@@ -147,13 +147,17 @@ void StepWriter::send_pieces(int peer, const std::vector<Region>& pieces) {
 }
 
 void StepWriter::end_overlap(bool sends) {
-  for (const StepKind kind : {StepKind::recv, StepKind::send}) {
-    if (kind == StepKind::send && !sends) continue;
-    std::vector<Step*> group;
-    for (std::size_t i = overlap_from_; i < stream_.steps.size(); ++i)
-      if (stream_.steps[i].kind == kind) group.push_back(&stream_.steps[i]);
-    for (std::size_t i = 0; i + 1 < group.size(); ++i) group[i]->overlap = true;
-  }
+  // Every step of `kind` since begin_overlap() goes with the next one of its kind.
+  auto group = [this](StepKind kind) {
+    Step* previous = nullptr;
+    for (std::size_t i = overlap_from_; i < stream_.steps.size(); ++i) {
+      if (stream_.steps[i].kind != kind) continue;
+      if (previous) previous->overlap = true;
+      previous = &stream_.steps[i];
+    }
+  };
+  group(StepKind::recv);
+  if (sends) group(StepKind::send);
   overlap_from_ = SIZE_MAX;
 }
 

@@ -214,8 +214,9 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   if (!a.baseline.empty() && a.baseline != "nccl-model")
     throw Error("unknown baseline \"" + a.baseline + "\" (expected nccl-model)");
   std::vector<LogCase> cases;
-  if (a.map_file.empty()) refuse_map_choices_without_map(cmd);
-  if (!a.map_file.empty()) {
+  if (a.map_file.empty()) {
+    refuse_map_choices_without_map(cmd);
+  } else {
     if (a.logs.empty()) refuse_machine_for_map(cmd);
     std::string overlaid;
     for (auto& c : read_map(a.map_file))
