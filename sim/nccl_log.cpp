@@ -396,6 +396,7 @@ class LogParser {
     if (body.front() == '|') return take_markdown(number, raw, body);
     if (all_digits(tokens.front())) return take_data_row(number, raw, tokens);
     if (take_nccl_line(number, raw, body, tokens)) return;
+    if (take_nccl_debug(number, raw, body, tokens)) return;
     if (take_command(body, false)) return;
     problem(number, raw, "not nccl-tests output, a data row or a command line");
   }
@@ -416,6 +417,10 @@ class LogParser {
     }
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
     log_.nccl_env = nccl_settings(log_.command);
+    for (const auto& [name, value] : reported_env_) {
+      log_.nccl_env[name] = value;
+      log_.nccl_env_reported.insert(name);
+    }
     decide_collective();
     decide_ranks();
     decide_ranks_per_host();
@@ -506,6 +511,27 @@ class LogParser {
       if (t.starts_with("nccl-library="))
         if (const auto code = parse_unsigned(t.substr(13)); code && *code > 0) library_version_ = version_of_code(*code);
     return known_chatter(body);
+  }
+
+  // NCCL's own debug output, "host:pid:tid [dev] NCCL INFO ...": its prefix (one or two words) comes
+  // before "NCCL <level>". An INFO line "NCCL_X set by environment to v" says what NCCL read.
+  bool take_nccl_debug(int number, std::string_view raw, std::string_view body, const Tokens& tokens) {
+    static constexpr std::string_view kLevels[] = {"INFO", "WARN", "TRACE"};
+    std::size_t at = 0;
+    while (at < 3 && at + 1 < tokens.size() &&
+           !(tokens[at] == "NCCL" && std::find(std::begin(kLevels), std::end(kLevels), tokens[at + 1]) != std::end(kLevels)))
+      ++at;
+    if (at >= 3 || at + 1 >= tokens.size()) return false;
+    ++log_.nccl_debug_lines;
+    if (tokens[at + 1] == "WARN") log_.nccl_warnings.push_back({number, std::string(raw), "NCCL warned"});
+    const std::size_t name = at + 2;
+    if (tokens[at + 1] == "INFO" && name + 5 < tokens.size() && tokens[name].starts_with("NCCL_") && tokens[name + 1] == "set" &&
+        tokens[name + 2] == "by" && tokens[name + 3] == "environment" && tokens[name + 4] == "to") {
+      // The value is the rest of the line (NCCL prints it as it read it); tokens are views of body.
+      const auto value = static_cast<std::size_t>(tokens[name + 5].data() - body.data());
+      reported_env_[std::string(tokens[name])] = std::string(trim(body.substr(value)));
+    }
+    return true;
   }
 
   // A command line names an nccl-tests binary, starts with a launcher or follows a shell prompt
@@ -745,6 +771,7 @@ class LogParser {
   Layout layout_;
   bool in_place_only_ = false;
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
+  std::map<std::string, std::string> reported_env_;  // NCCL's "NCCL_X set by environment to v" lines
   bool continuing_ = false;  // the last command line ended with '\'
   std::string pending_command_;
   bool command_names_binary_ = false;

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,8 +68,16 @@ struct NcclLog {
   std::string command;       // the command line, shell prompt removed and continuation lines joined
   // NCCL_* variables the command line sets, in any of the forms launchers pass them: "NCCL_X=v cmd",
   // mpirun's "-x NCCL_X=v", srun's "--export=ALL,NCCL_X=v,OTHER=w", docker's "-e NCCL_X=v" (quotes
-  // removed; a value may be a list, "Ring,Tree"; the last setting of a name wins).
+  // removed; a value may be a list, "Ring,Tree"; the last setting of a name wins). NCCL's own debug
+  // output ("NCCL INFO NCCL_ALGO set by environment to Ring") says what NCCL read, whatever launched
+  // it: such a report wins over the command line, and its names are in nccl_env_reported.
   std::map<std::string, std::string> nccl_env;
+  std::set<std::string> nccl_env_reported;
+  // Lines of NCCL's own debug output (NCCL_DEBUG: "host:pid:tid [dev] NCCL INFO|WARN|TRACE ..."):
+  // recognised, so not problems, and read only for the release and the settings NCCL reports. Its
+  // WARN lines are kept, as they may say why a run measured what it did.
+  int nccl_debug_lines = 0;
+  std::vector<LogProblem> nccl_warnings;
   // GPUs one host thread drives (nccl-tests -g): from the "nThread T nGpus G" header, else the
   // command's -g/--ngpus. One thread issues each call to its G GPUs in turn, so the host's issue
   // time can be what the run measures (Model::host_issue_s). Empty when the log says neither.

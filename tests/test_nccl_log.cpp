@@ -545,6 +545,28 @@ TEST_CASE("nccl log: the NCCL release that ran, from NCCL's line or nccl-tests' 
   CHECK(parse(garbled, "x-2g-allreduce-1.log").nccl_version.empty());
 }
 
+TEST_CASE("nccl log: NCCL's debug output is recognised, and what it reports of the settings wins") {
+  const std::string text = std::string("$ NCCL_ALGO=Tree mpirun -np 2 ./build/all_reduce_perf -b 8 -e 128M -g 1\n") +
+                           "node1:1000:1000 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+                           "node1:1000:1000 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n"
+                           "node1:1000:1000 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0:1, mlx5_3:1\n"
+                           "node1:1000:1012 [0] NCCL WARN NET/IB : Got completion with error 12\n"
+                           "node1:1001:1001 [1] NCCL INFO NCCL version 2.25.1+cuda12.8\n" +
+                           kNewLayout + "[1,0]<stdout>:node1:1000:1020 [0] NCCL TRACE comm 0x1 rank 0\n";
+  const NcclLog log = parse(text);
+  CHECK(log.problems.empty());  // none of them is an unreadable line
+  CHECK(log.nccl_debug_lines == 6);
+  REQUIRE(log.nccl_warnings.size() == 1);
+  CHECK(log.nccl_warnings[0].line == 5);
+  CHECK(log.nccl_version == "2.21.5");  // the last "NCCL version" line read (the table's) wins
+  CHECK(log.nccl_env.at("NCCL_ALGO") == "Ring");  // what NCCL read, not the command's Tree
+  CHECK(log.nccl_env.at("NCCL_IB_HCA") == "mlx5_0:1, mlx5_3:1");  // the rest of the line
+  CHECK(log.nccl_env_reported == std::set<std::string>{"NCCL_ALGO", "NCCL_IB_HCA"});
+  CHECK(log.rows.size() == 3);
+  // "NCCL" and a level further into a line is prose, not NCCL's prefix.
+  CHECK(parse("the run printed words and then NCCL INFO somewhere\n").problems.size() == 1);
+}
+
 TEST_CASE("nccl log: the NCCL settings of the command line, in the forms launchers pass them") {
   const NcclLog mpirun = parse(std::string("$ mpirun -np 16 -x NCCL_ALGO=Ring -x \"NCCL_PROTO=Simple\" -x NCCL_IB_HCA=mlx5_2,mlx5_8 "
                                            "./build/all_reduce_perf -b 8 -e 1G -g 1\n") + kNewLayout);

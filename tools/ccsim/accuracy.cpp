@@ -174,7 +174,9 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
-  if (!r.from_command.empty()) o << "#   from its command line: " << r.from_command << "\n";
+  if (!r.from_command.empty())
+    o << "#   from its command line" << (r.from_command.find("(NCCL's report)") != std::string::npos ? " and NCCL's report" : "")
+      << ": " << r.from_command << "\n";
   if (!a.quiet) {
     o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";

@@ -241,16 +241,20 @@ void apply_command_settings(PreparedLog& p) {
     const auto it = env.find(name);
     return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
+  // "NAME=value", and where NCCL's debug output reported it rather than the command line, so.
+  auto said = [&](const std::string& name, const std::string& value) {
+    return name + "=" + value + (p.log.nccl_env_reported.count(name) ? " (NCCL's report)" : "");
+  };
   // NCCL_ALGO and NCCL_PROTO: `chosen` is ccsim's name of the one algorithm or protocol the value
   // names, empty for a list, an exclusion or an unknown name.
   auto follow = [&](const std::string& name, const std::string& value, const std::string& chosen, std::string& field,
                     const char* what) {
-    if (field == chosen) note(name + "=" + value);
-    else if (field != "auto") note(name + "=" + value + " overridden by " + field);
-    else if (chosen.empty()) note(name + "=" + value + " not followed (one " + what + " only)");
+    if (field == chosen) note(said(name, value));
+    else if (field != "auto") note(said(name, value) + " overridden by " + field);
+    else if (chosen.empty()) note(said(name, value) + " not followed (one " + what + " only)");
     else {
       field = chosen;
-      note(name + "=" + value);
+      note(said(name, value));
     }
   };
   if (const auto algo = setting("NCCL_ALGO")) follow("NCCL_ALGO", *algo, algorithm_named(*algo), p.c.algorithm, "algorithm");
@@ -263,11 +267,11 @@ void apply_command_settings(PreparedLog& p) {
   auto level_setting = [&](const std::string& name, std::string& field, std::optional<std::string> value) {
     if (!value) return;
     const auto level = topo::parse_path_level(*value);
-    if (!field.empty()) note(name + "=" + *value + " overridden");
-    else if (!level) note(name + "=" + *value + " not understood");
+    if (!field.empty()) note(said(name, *value) + " overridden");
+    else if (!level) note(said(name, *value) + " not understood");
     else {
       field = std::string(topo::to_string(*level));
-      note(name + "=" + *value);
+      note(said(name, *value));
     }
   };
   level_setting("NCCL_NET_GDR_LEVEL", p.c.topology.net_gdr_level, setting("NCCL_NET_GDR_LEVEL"));
@@ -276,9 +280,9 @@ void apply_command_settings(PreparedLog& p) {
   if (!p2p && setting("NCCL_P2P_DISABLE") == std::optional<std::string>("1")) {
     if (p.c.topology.p2p_level.empty()) {
       p.c.topology.p2p_level = "LOC";
-      note("NCCL_P2P_DISABLE=1");
+      note(said("NCCL_P2P_DISABLE", "1"));
     } else {
-      note("NCCL_P2P_DISABLE=1 overridden");
+      note(said("NCCL_P2P_DISABLE", "1") + " overridden");
     }
   }
   level_setting("NCCL_P2P_LEVEL", p.c.topology.p2p_level, p2p);
@@ -305,6 +309,8 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   p.log = read_nccl_log(c.log);
   for (const auto& problem : p.log.problems)
     std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
+  for (const auto& warned : p.log.nccl_warnings)
+    std::cerr << "ccsim: warning: " << c.log << ":" << warned.line << ": " << warned.why << ": " << warned.text << "\n";
   if (!p.log.collective) throw Error(c.log + ": cannot tell which collective it measured");
   apply_command_settings(p);
   TopologyArgs machine = p.c.topology;

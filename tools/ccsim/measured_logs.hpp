@@ -74,9 +74,9 @@ struct PreparedLog {
   // What the log's device lines decided of the machine (the preset, its nodes, GPUs per node) where
   // the command or map did not; empty when they decided nothing.
   std::string machine_from_log;
-  // The NCCL settings of the log's command line that the run follows (NCCL_ALGO, NCCL_PROTO,
-  // NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL, NCCL_P2P_DISABLE) where the command or map did not set
-  // them, and those it cannot follow.
+  // The NCCL settings of the log's command line, or of NCCL's own report of them in its debug
+  // output, that the run follows (NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL,
+  // NCCL_P2P_DISABLE) where the command or map did not set them, and those it cannot follow.
   std::string from_command;
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
