@@ -50,6 +50,10 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "most one thread block moves with LL to a GPU of another node (0: no cap beyond "
                  "channel_bandwidth_gbps.ll): NCCL keeps a network connection's LL send buffer in host memory, "
                  "so the block stores its lines over PCIe"});
+    v.push_back({"p2p_block_memory_gbps", "GB/s",
+                 "bytes of loads and stores one thread block of a point-to-point (send/recv) kernel issues per "
+                 "second (0: no cap): a block that sends one peer's part and receives another's loads and stores "
+                 "each byte on both sides, so it moves a quarter of this each way"});
     v.push_back({"nvlink_direct_hop_saving_us", "us",
                  "how much less a step's NVLink latency is over a lane between two GPUs than through an "
                  "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});

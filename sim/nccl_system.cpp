@@ -141,7 +141,65 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
   }
 }
 
+int pow2_up(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// NCCL's point-to-point channels (paths.cc ncclTopoGetNchannels, ncclTopoComputeP2pChannels): a
+// peer over NVLink (not through another GPU) allows two channels per link's worth of the path's
+// bandwidth, any other local peer two, a network peer two, halved while twice the ranks exceed four
+// times the p2p channels (with at least the NICs the GPU needs, one here); the fewest any peer
+// allows, rounded up to a power of two, is the per-peer limit for all.
+void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
+  const int channels = std::min(collective_channels(s), kMaxChannels);
+  int per_peer = channels;
+  const double nvlink = nvlink_constant(s.arch);
+  bool all_nvlink = true;
+  for (int a = 0; a < v.ppn; ++a)
+    for (int b = 0; b < v.ppn; ++b) {
+      if (a == b) continue;
+      const topo::Route route = t.route(static_cast<std::size_t>(a), static_cast<std::size_t>(b));
+      const bool nvl = route.latency_class == LatencyClass::nvlink && !route.through_gpu;
+      all_nvlink = all_nvlink && route.latency_class == LatencyClass::nvlink;
+      per_peer = std::min(per_peer, nvl ? 2 * std::max(1, static_cast<int>(route_gbps(t, route) / nvlink + 1e-9)) : 2);
+    }
+  if (v.nodes > 1) {
+    int net = 2;
+    while (net * s.ranks > channels * 4 && net > 1) net /= 2;
+    per_peer = std::min(per_peer, net);
+  }
+  s.p2p_channels = std::min(pow2_up(channels), kMaxChannels);
+  s.p2p_channels_per_peer = std::min(pow2_up(std::max(1, per_peer)), s.p2p_channels);
+  // NCCL_P2P_NVL_CHUNKSIZE on one node whose GPUs all reach each other over NVLink, else
+  // NCCL_P2P_PCI_CHUNKSIZE / NCCL_P2P_NET_CHUNKSIZE (init.cc; reference/nccl-model.md §1.7).
+  s.p2p_chunk_bytes = v.nodes == 1 && all_nvlink && v.ppn > 1 ? Bytes{512} << 10 : Bytes{128} << 10;
+}
+
 }  // namespace
+
+int p2p_operation_channels(const System& s, Bytes bytes) {
+  if (bytes == 0) return 1;
+  const int most = std::max(1, s.p2p_channels_per_peer);
+  int fewest = most;
+  while (fewest * s.ranks > s.p2p_channels && fewest > 1) fewest /= 2;
+  const Bytes step = s.p2p_chunk_bytes;
+  const Bytes min_part = s.nodes > 1 ? step / 2 : step / 8;
+  const Bytes max_part = s.nodes > 1 ? step : step * 32;
+  int n = static_cast<int>(std::min<Bytes>(static_cast<Bytes>(fewest), (bytes + min_part - 1) / min_part));
+  Bytes part = std::max(min_part, (bytes + static_cast<Bytes>(n) - 1) / static_cast<Bytes>(n));
+  while (part > max_part && n <= most / 2) {
+    n *= 2;
+    part = (bytes + static_cast<Bytes>(n) - 1) / static_cast<Bytes>(n);
+  }
+  return n;
+}
+
+Bytes p2p_peer_bytes(const CollectiveSpec& spec) {
+  const std::uint64_t count = count_is_per_rank(spec.kind) ? spec.count : spec.count / static_cast<std::uint64_t>(spec.nranks);
+  return count * element_bytes(spec.type);
+}
 
 bool has_amd_cpu(const topo::Topology& t) {
   for (const auto& l : t.links())
@@ -234,6 +292,7 @@ System describe(const topo::Topology& t, int nranks) {
     s.collnet_direct = ring;
     s.collnet_chain = ring;
   }
+  describe_p2p(t, v, s);
   if (s.nvls) {
     Graph g;
     g.channels = s.arch == Arch::blackwell ? (v.nodes > 1 ? 32 : 24) : 16;  // §1.5
@@ -345,7 +404,7 @@ Choice choose(const System& s, const CollectiveSpec& spec) {
   if (!f) {
     c.algorithm = "direct";
     c.protocol = Protocol::simple;
-    c.channels = std::max(1, s.ring.channels);
+    c.channels = p2p_operation_channels(s, p2p_peer_bytes(spec));
     return c;
   }
   const Estimate e = nccl::choose(s, *f, cost_bytes(spec));

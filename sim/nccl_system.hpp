@@ -46,6 +46,15 @@ int collective_channels(const System& s);
 // (§1.7).
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks);
 
+// Channels NCCL splits one point-to-point operation of `bytes` (to or from one peer) over
+// (enqueue.cc addP2pToPlan, NCCL 2.19+): at least as many as leave every rank's peers one channel
+// each of the p2p channels, never more than the per-peer limit, and parts no smaller than an
+// eighth of a FIFO step (half on several nodes) nor larger than 32 steps (one step).
+int p2p_operation_channels(const System& s, Bytes bytes);
+// What one point-to-point operation of a call moves between two ranks: the whole buffer of a
+// sendrecv, one rank's block of an alltoall, gather or scatter.
+Bytes p2p_peer_bytes(const CollectiveSpec& spec);
+
 // The chunk one channel pipelines for a call of `nbytes` (NCCL's nBytes), as NCCL sizes it
 // (enqueue.cc calcCollChunking, NCCL 2.2x): Ring Simple moves `protocol_chunk` (CHUNKSTEPS steps);
 // every other algorithm one step with Simple (`protocol_chunk` / ALLREDUCE_CHUNKSTEPS), the

@@ -74,6 +74,15 @@ struct System {
   bool nvls = false;            // NVSwitch with multicast, SM90+
   bool pat_allowed = false;     // PAT's conditions hold (1 GPU per node, host-driven network)
   Graph ring, tree, collnet_chain, collnet_direct, nvls_graph;
+  // Point-to-point operations (send/recv, and alltoall, gather, scatter made of them; src/graph/
+  // paths.cc ncclTopoComputeP2pChannels): the channels they spread over (p2pnChannels), the most
+  // one operation with one peer takes (p2pnChannelsPerPeer: the fewest any peer allows, NVLink
+  // peers two per link's worth, others two, a network peer two or fewer on many ranks), both powers
+  // of two, and the data a step of their FIFO holds (p2pChunkSize: NCCL_P2P_NVL_CHUNKSIZE 512 KiB on
+  // one all-NVLink node, else the PCI/NET 128 KiB).
+  int p2p_channels = 1;
+  int p2p_channels_per_peer = 1;
+  Bytes p2p_chunk_bytes = Bytes{512} << 10;
 };
 
 // The graph an algorithm runs on (its channels and per-channel bandwidths).

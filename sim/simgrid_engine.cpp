@@ -69,6 +69,9 @@ struct Context {
   std::vector<sg4::BarrierPtr> rank_barriers;
   std::vector<double> pass_end[2];
   double direct_nvlink_saving_s = 0;  // less per hop over a lane between two GPUs
+  // The most one Simple send of each stream moves (0: no cap), from what its thread block can load
+  // and store (memory_bytes_per_sent_byte): point-to-point kernels only.
+  std::vector<double> p2p_block_cap_bytes_per_s;
 
   sg4::Mailbox* mailbox(int src, int dst, int tag, int pass) {
     const ConnectionKey key{src, dst, tag, pass};
@@ -220,7 +223,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_src = step.src;
     const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
     sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
-    const double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
+    double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
+    if (step.protocol == Protocol::simple && !ctx.p2p_block_cap_bytes_per_s.empty()) {
+      const double block = ctx.p2p_block_cap_bytes_per_s[stream_index];
+      if (block > 0) cap = cap > 0 ? std::min(cap, block) : block;
+    }
     if (cap > 0) comm->set_rate(cap);
     comm->start();
     if (pass == 0) ++ctx.messages;
@@ -359,6 +366,34 @@ double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, doub
   return block * schedule.blocks_per_stream;
 }
 
+// Bytes of loads and stores a Simple thread block issues per byte it sends. NCCL's primitives load
+// each source once and store it to every destination: a send of data the block has just received,
+// copied or sent (a forward, a copy-and-send, one of several sends of one buffer) costs only its
+// store; a send from a buffer a load and a store; a receive into a buffer the load of the FIFO
+// and a store; a receive that reduces, or a local reduce, two loads and a store; a copy a load and
+// a store. 0: the stream sends nothing with Simple.
+double memory_bytes_per_sent_byte(const Stream& stream) {
+  double memory = 0, sent = 0;
+  const Step* previous = nullptr;
+  for (const Step& step : stream.steps) {
+    const double n = static_cast<double>(step.count());
+    if (step.protocol == Protocol::simple) switch (step.kind) {
+        case StepKind::send: {
+          const bool loaded = previous && previous->protocol == Protocol::simple &&
+                              (previous->kind == StepKind::send ? previous->src == step.src : previous->dst == step.src);
+          memory += (loaded ? 1 : 2) * n;
+          sent += n;
+          break;
+        }
+        case StepKind::recv: memory += (step.reduce ? 3 : 2) * n; break;
+        case StepKind::reduce: memory += 3 * n; break;
+        case StepKind::copy: memory += 2 * n; break;
+      }
+    previous = &step;
+  }
+  return sent > 0 ? memory / sent : 0;
+}
+
 // Streams (thread blocks) per endpoint: how many kernels share a GPU's HBM, and how many blocks a
 // rank's kernel has.
 std::vector<unsigned> streams_per_endpoint(const Schedule& schedule) {
@@ -419,7 +454,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
   const double blocks = std::max(1, schedule.blocks_per_rank());
   for (auto p : all_protocols())
@@ -430,6 +465,15 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
     }
   ctx.run_reduce_kernels =
       options.charge_compute && reduce_kernels_matter(schedule, plan, model, ctx.channel_cap_bytes_per_s);
+  // NCCL's point-to-point kernel gives each operation's part a block of its own (and a send and a
+  // receive of one round the same block, half its warps each): what that block loads and stores
+  // bounds the part, however wide the links (p2p_block_memory_gbps).
+  if (const double block = model.get("p2p_block_memory_gbps") * 1e9; block > 0 && schedule.algorithm == "direct") {
+    ctx.p2p_block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
+    for (std::size_t i = 0; i < schedule.streams.size(); ++i)
+      if (const double per_byte = memory_bytes_per_sent_byte(schedule.streams[i]); per_byte > 0)
+        ctx.p2p_block_cap_bytes_per_s[i] = block * schedule.blocks_per_stream / per_byte;
+  }
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
   const double speed = model.hbm_bandwidth_bytes_per_s();

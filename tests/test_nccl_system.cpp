@@ -219,3 +219,41 @@ TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and 
   o.nic = "ndr";
   CHECK(nccl::describe(topo::make_preset("dgx-h100", o), 16).ring.latency_inter_us == 0);
 }
+
+TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its size") {
+  // One DGX A100: 12 NVLink3 lanes of 20 GB/s to every peer allow 24 channels each, rounded up to
+  // 32, the p2p channel count too; 8 ranks leave each of them 4 channels (4 x 8 = 32).
+  const nccl::System a100 = nccl::describe(topo::make_preset("dgx-a100"), 8);
+  CHECK(a100.p2p_channels == 32);
+  CHECK(a100.p2p_channels_per_peer == 32);
+  CHECK(a100.p2p_chunk_bytes == (512u << 10));
+  CHECK(nccl::p2p_operation_channels(a100, 0) == 1);
+  CHECK(nccl::p2p_operation_channels(a100, 64 << 10) == 1);   // parts of at least 64 KiB (a step / 8)
+  CHECK(nccl::p2p_operation_channels(a100, 256 << 10) == 4);
+  CHECK(nccl::p2p_operation_channels(a100, 64 << 20) == 4);   // 16 MiB parts: 32 steps
+  CHECK(nccl::p2p_operation_channels(a100, 128 << 20) == 8);  // doubled while a part exceeds that
+  CHECK(nccl::p2p_operation_channels(a100, 256 << 20) == 16);
+  CHECK(nccl::p2p_operation_channels(a100, std::uint64_t{4} << 30) == 32);  // at most the per-peer limit
+  // Two B200 nodes: a network peer allows 2 channels, which then bound every peer, NVLink ones
+  // too; 16 ranks on 16 p2p channels start from one each, parts of at most a 128 KiB step.
+  topo::PresetOptions o;
+  o.nodes = 2;
+  const nccl::System b200 = nccl::describe(topo::make_preset("hgx-b200", o), 16);
+  CHECK(b200.p2p_channels == 16);
+  CHECK(b200.p2p_channels_per_peer == 2);
+  CHECK(b200.p2p_chunk_bytes == (128u << 10));
+  CHECK(nccl::p2p_operation_channels(b200, 32 << 10) == 1);
+  CHECK(nccl::p2p_operation_channels(b200, 128 << 10) == 1);
+  CHECK(nccl::p2p_operation_channels(b200, 256 << 10) == 2);
+  CHECK(nccl::p2p_operation_channels(b200, std::uint64_t{1} << 30) == 2);
+  // A DGX-1: one NVLink lane to some peers, none to others (through a GPU or PCIe): 2 per peer.
+  CHECK(nccl::describe(topo::make_preset("dgx1-v100"), 8).p2p_channels_per_peer == 2);
+  // What an operation moves: a sendrecv's buffer, an alltoall's block per peer.
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::alltoall;
+  spec.nranks = 8;
+  spec.count = 1 << 20;
+  CHECK(nccl::p2p_peer_bytes(spec) == (1u << 20) / 8 * 4);  // float
+  spec.kind = CollectiveKind::sendrecv;
+  CHECK(nccl::p2p_peer_bytes(spec) == (1u << 20) * 4);
+}

@@ -209,7 +209,7 @@ Runner add_perf(CLI::App& app) {
                   "NCCL release whose cost model picks for auto (e.g. 2.26): 2.18-2.29 choose by their own tables "
                   "and formulas where they differ from 2.30's; earlier releases and the default take 2.30's");
   cmd->add_option("--channels", args->channels,
-                  "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages)");
+                  "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages; for alltoall, gather, scatter and sendrecv the channels NCCL splits each point-to-point operation over, by its size)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes,
                   "Data per pipelined step per channel (default: NCCL's choice for the call: the model's chunk for "
                   "Ring, one step (a quarter) for other Simple algorithms and ring broadcast/reduce, NVLS/NVLSTree "

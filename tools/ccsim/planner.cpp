@@ -80,10 +80,11 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
   const bool fixed_algo = selection_.algorithm != "auto";
   const bool fixed_proto = selection_.protocol != "auto";
   if (!func) {
-    // Point-to-point in NCCL: direct sends, Simple, over the p2p channels.
+    // Point-to-point in NCCL: direct sends, Simple, each operation over as many of the p2p
+    // channels as its size takes (nccl::p2p_operation_channels).
     const std::string a = fixed_algo ? selection_.algorithm : algo::default_algorithm(spec.kind);
     const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
-    return point(spec, a, pr, std::max(1, system_.ring.channels));
+    return point(spec, a, pr, nccl::p2p_operation_channels(system_, nccl::p2p_peer_bytes(spec)));
   }
   const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
   if (fixed_algo && !want_algo) {
