@@ -196,6 +196,14 @@ int p2p_operation_channels(const System& s, Bytes bytes) {
   return n;
 }
 
+Protocol p2p_protocol(const System& s, Bytes bytes) {
+  const int release = s.release == 0 ? kLatestRelease : s.release;
+  constexpr Bytes kThreshold = Bytes{16} << 10;  // NCCL_P2P_LL_THRESHOLD
+  if (s.nodes > 1 || release < 12) return Protocol::simple;
+  const Bytes limit = release >= 19 ? kThreshold * static_cast<Bytes>(std::max(1, s.p2p_channels_per_peer)) : kThreshold;
+  return bytes <= limit ? Protocol::ll : Protocol::simple;
+}
+
 Bytes p2p_peer_bytes(const CollectiveSpec& spec) {
   const std::uint64_t count = count_is_per_rank(spec.kind) ? spec.count : spec.count / static_cast<std::uint64_t>(spec.nranks);
   return count * element_bytes(spec.type);
@@ -403,7 +411,7 @@ Choice choose(const System& s, const CollectiveSpec& spec) {
   const auto f = function_of(spec.kind);
   if (!f) {
     c.algorithm = "direct";
-    c.protocol = Protocol::simple;
+    c.protocol = p2p_protocol(s, p2p_peer_bytes(spec));
     c.channels = p2p_operation_channels(s, p2p_peer_bytes(spec));
     return c;
   }

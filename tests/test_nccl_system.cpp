@@ -248,6 +248,17 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::p2p_operation_channels(b200, std::uint64_t{1} << 30) == 2);
   // A DGX-1: one NVLink lane to some peers, none to others (through a GPU or PCIe): 2 per peer.
   CHECK(nccl::describe(topo::make_preset("dgx1-v100"), 8).p2p_channels_per_peer == 2);
+  // Small operations go with LL: up to 16 KiB times the per-peer limit (2.19+), 16 KiB before,
+  // Simple before 2.12; across nodes ccsim keeps Simple (nccl::p2p_protocol).
+  CHECK(nccl::p2p_protocol(a100, 512 << 10) == Protocol::ll);
+  CHECK(nccl::p2p_protocol(a100, (512 << 10) + 1) == Protocol::simple);
+  nccl::System older = a100;
+  older.release = 18;
+  CHECK(nccl::p2p_protocol(older, 16 << 10) == Protocol::ll);
+  CHECK(nccl::p2p_protocol(older, 32 << 10) == Protocol::simple);
+  older.release = 8;
+  CHECK(nccl::p2p_protocol(older, 8) == Protocol::simple);
+  CHECK(nccl::p2p_protocol(b200, 8) == Protocol::simple);
   // What an operation moves: a sendrecv's buffer, an alltoall's block per peer.
   CollectiveSpec spec;
   spec.kind = CollectiveKind::alltoall;

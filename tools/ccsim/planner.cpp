@@ -80,10 +80,10 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
   const bool fixed_algo = selection_.algorithm != "auto";
   const bool fixed_proto = selection_.protocol != "auto";
   if (!func) {
-    // Point-to-point in NCCL: direct sends, Simple, each operation over as many of the p2p
-    // channels as its size takes (nccl::p2p_operation_channels).
+    // Point-to-point in NCCL: direct sends, each operation over as many of the p2p channels as its
+    // size takes (nccl::p2p_operation_channels), small ones with LL (nccl::p2p_protocol).
     const std::string a = fixed_algo ? selection_.algorithm : algo::default_algorithm(spec.kind);
-    const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
+    const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : nccl::p2p_protocol(system_, nccl::p2p_peer_bytes(spec));
     return point(spec, a, pr, nccl::p2p_operation_channels(system_, nccl::p2p_peer_bytes(spec)));
   }
   const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
