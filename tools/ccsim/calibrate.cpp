@@ -106,15 +106,17 @@ std::vector<Unknown> expand_unknowns(const std::vector<std::string>& names, cons
 
 // What the data of a machine could identify, by default: the rates and latencies of the path
 // classes it has, each protocol's launch cost, the host's issue time and channel caps. The three
-// launch costs are separate unknowns: each protocol owns a range of sizes, and a per-call cost that
+// launch costs are separate unknowns (and, for point-to-point logs, what one of their blocks loads
+// and stores): each protocol owns a range of sizes, and a per-call cost that
 // differs by protocol (A100 runs pay far more per Simple call than NCCL's 8.4 us) is what carries
 // from one collective to another, where a per-step latency does not (all_gather has half an
 // all_reduce's steps). The set-up cost per thread block carries too: NCCL picks the channel count
 // from the size alone, the same for every ring collective (a zero prior, as on Hopper, stays zero).
 std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) {
-  bool nvlink = false, pcie = false, net = false, ib = false, nvls = false;
+  bool nvlink = false, pcie = false, net = false, ib = false, nvls = false, p2p = false;
   for (const auto& l : logs) {
     nvls = nvls || l.topology.has_nvls();
+    p2p = p2p || (l.log.collective && !nccl::function_of(*l.log.collective));
     for (const auto& link : l.topology.links()) {
       nvlink = nvlink || link.kind == topo::LinkKind::nvlink;
       pcie = pcie || link.kind == topo::LinkKind::pcie;
@@ -131,6 +133,7 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
   if (ib) u.push_back("net_efficiency.infiniband");
   u.insert(u.end(), {"channel_bandwidth_gbps.ll", "channel_bandwidth_gbps.ll128"});
   if (net || ib) u.push_back("channel_bandwidth_gbps.ll.net");
+  if (p2p) u.push_back("p2p_block_memory_gbps");  // what a point-to-point block loads and stores
   return u;
 }
 
