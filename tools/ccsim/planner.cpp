@@ -133,6 +133,8 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
       int channels = std::max(1, system_.ring.channels);
       if (const auto a = nccl_algo(name); a && nccl::function_of(spec.kind))
         channels = nccl::launched_channels(system_, *a, pr, nccl::cost_bytes(spec), spec.nranks);
+      else if (!nccl::function_of(spec.kind))  // point-to-point: NCCL's split of each operation
+        channels = nccl::p2p_operation_channels(system_, nccl::p2p_peer_bytes(spec));
       out.push_back(point(spec, name, pr, channels));
     }
   }
