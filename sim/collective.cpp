@@ -76,8 +76,12 @@ double bus_bandwidth_factor(CollectiveKind kind, int nranks) {
   return 1.0;
 }
 
+std::uint64_t CollectiveSpec::block_count() const {
+  return count_is_per_rank(kind) ? count : count / static_cast<std::uint64_t>(nranks);
+}
+
 std::uint64_t CollectiveSpec::input_count(int rank) const {
-  const std::uint64_t block = count_is_per_rank(kind) ? count : count / static_cast<std::uint64_t>(nranks);
+  const std::uint64_t block = block_count();
   switch (kind) {
     case CollectiveKind::all_gather:
     case CollectiveKind::gather: return block;
@@ -89,7 +93,7 @@ std::uint64_t CollectiveSpec::input_count(int rank) const {
 }
 
 std::uint64_t CollectiveSpec::output_count(int rank) const {
-  const std::uint64_t block = count_is_per_rank(kind) ? count : count / static_cast<std::uint64_t>(nranks);
+  const std::uint64_t block = block_count();
   switch (kind) {
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::scatter: return block;

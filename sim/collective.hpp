@@ -50,6 +50,9 @@ struct CollectiveSpec {
   std::uint64_t count = 0;
 
   Bytes size_bytes() const { return count * element_bytes(type); }
+  // Elements of one rank's block: the whole count where it is per rank, else an equal share of it
+  // (what one rank gives each peer of an alltoall, or gathers from each).
+  std::uint64_t block_count() const;
   // Elements in one rank's send (input) and receive (output) buffer.
   std::uint64_t input_count(int rank) const;
   std::uint64_t output_count(int rank) const;

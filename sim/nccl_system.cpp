@@ -204,10 +204,7 @@ Protocol p2p_protocol(const System& s, Bytes bytes) {
   return bytes <= limit ? Protocol::ll : Protocol::simple;
 }
 
-Bytes p2p_peer_bytes(const CollectiveSpec& spec) {
-  const std::uint64_t count = count_is_per_rank(spec.kind) ? spec.count : spec.count / static_cast<std::uint64_t>(spec.nranks);
-  return count * element_bytes(spec.type);
-}
+Bytes p2p_peer_bytes(const CollectiveSpec& spec) { return spec.block_count() * element_bytes(spec.type); }
 
 bool has_amd_cpu(const topo::Topology& t) {
   for (const auto& l : t.links())

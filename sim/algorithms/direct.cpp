@@ -108,8 +108,7 @@ Exchange exchange_for(const CollectiveSpec& spec, int rank, const Part& part) {
 
 // The part of the buffer each channel moves: per-rank blocks are split, so is a whole buffer.
 Part part_for(const CollectiveSpec& spec, int channels, int c) {
-  const std::uint64_t unit = !count_is_per_rank(spec.kind) ? spec.count / static_cast<std::uint64_t>(spec.nranks) : spec.count;
-  return channel_part(unit, channels, c);
+  return channel_part(spec.block_count(), channels, c);
 }
 
 // Point-to-point operations one thread block runs at once (NCCL_MAX_DEV_WORK_P2P_PER_BATCH,

@@ -64,6 +64,7 @@ struct LogResult {
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
   std::string from_command;      // PreparedLog::from_command
+  bool from_report = false;      // PreparedLog::from_report
   std::vector<RowResult> rows;
 };
 
@@ -125,6 +126,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
   out.from_command = prepared.from_command;
+  out.from_report = prepared.from_report;
   out.model = model.name();
   out.nccl_release = selection.nccl_release;
   std::size_t done = 0;
@@ -175,8 +177,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
   if (!r.from_command.empty())
-    o << "#   from its command line" << (r.from_command.find("(NCCL's report)") != std::string::npos ? " and NCCL's report" : "")
-      << ": " << r.from_command << "\n";
+    o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
   if (!a.quiet) {
     o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";

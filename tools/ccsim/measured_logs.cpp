@@ -243,7 +243,9 @@ void apply_command_settings(PreparedLog& p) {
   };
   // "NAME=value", and where NCCL's debug output reported it rather than the command line, so.
   auto said = [&](const std::string& name, const std::string& value) {
-    return name + "=" + value + (p.log.nccl_env_reported.count(name) ? " (NCCL's report)" : "");
+    const bool reported = p.log.nccl_env_reported.count(name) > 0;
+    p.from_report = p.from_report || reported;
+    return name + "=" + value + (reported ? " (NCCL's report)" : "");
   };
   // NCCL_ALGO and NCCL_PROTO: `chosen` is ccsim's name of the one algorithm or protocol the value
   // names, empty for a list, an exclusion or an unknown name.

@@ -78,6 +78,7 @@ struct PreparedLog {
   // output, that the run follows (NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL,
   // NCCL_P2P_DISABLE) where the command or map did not set them, and those it cannot follow.
   std::string from_command;
+  bool from_report = false;  // some of from_command's settings are NCCL's report, not the command's
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
   int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say
