@@ -46,6 +46,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"gpu_max_bandwidth_gbps.ll", "GB/s",
                  "the most all of a GPU's thread blocks running LL move together (0: no cap): with n blocks, each "
                  "moves at most this / n"});
+    v.push_back({"gpu_max_bandwidth_gbps.ll128", "GB/s",
+                 "the most all of a GPU's thread blocks running LL128 move together (0: no cap): with n blocks, "
+                 "each moves at most this / n"});
     v.push_back({"channel_bandwidth_gbps.ll.net", "GB/s",
                  "most one thread block moves with LL to a GPU of another node (0: no cap beyond "
                  "channel_bandwidth_gbps.ll): NCCL keeps a network connection's LL send buffer in host memory, "

@@ -363,6 +363,8 @@ double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, doub
     // and LL128 buffers are GPU memory), so they cross PCIe, not NVLink, before the NIC reads them.
     if (route == LatencyClass::net) cap_at(model.get("channel_bandwidth_gbps.ll.net") * 1e9);
   }
+  // LL128's blocks share a ceiling of the GPU's too, where measured runs show one (Ampere).
+  if (protocol == Protocol::ll128) cap_at(model.get("gpu_max_bandwidth_gbps.ll128") * 1e9 / blocks);
   return block * schedule.blocks_per_stream;
 }
 

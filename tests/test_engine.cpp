@@ -26,6 +26,7 @@ Model pure_alpha_beta() {
     m.set("channel_bandwidth_gbps." + std::string(to_string(p)), 0, "test");
   }
   m.set("gpu_max_bandwidth_gbps.ll", 0, "test");
+  m.set("gpu_max_bandwidth_gbps.ll128", 0, "test");
   m.set("channel_bandwidth_gbps.ll.net", 0, "test");
   m.set("nvlink_efficiency", 1.0, "test");
   return m;
@@ -895,6 +896,26 @@ TEST_CASE("LL blocks together move at most gpu_max_bandwidth_gbps.ll: n blocks e
   CHECK(transfer_s(1) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // one block: its own rate
   CHECK(transfer_s(4) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // 4 x 25 reaches the ceiling
   CHECK(transfer_s(8) == doctest::Approx(wire / 12.5e9).epsilon(1e-3));  // 8 share 100
+}
+
+TEST_CASE("LL128 blocks together move at most gpu_max_bandwidth_gbps.ll128: fewer blocks keep their own rate") {
+  Model m = pure_alpha_beta();
+  m.set("channel_bandwidth_gbps.ll128", 10, "test");
+  m.set("gpu_max_bandwidth_gbps.ll128", 60, "test");
+  const std::uint64_t bytes = 15 << 16;  // whole 120-byte line payloads
+  auto transfer_s = [&](int flows) {
+    std::vector<std::pair<int, int>> pairs;
+    for (int f = 1; f <= flows; ++f) pairs.push_back({0, f});
+    return simulate(point_to_point(flows + 1, pairs, bytes, Protocol::ll128), flat(flows + 1), m, no_compute())
+               .timeline.total_s() -
+           kAlpha;
+  };
+  const double wire = bytes * 128.0 / 120.0;  // LL128: 120 data bytes in every 128-byte line
+  CHECK(transfer_s(1) == doctest::Approx(wire / 10e9).epsilon(1e-3));  // one block: its own rate
+  CHECK(transfer_s(6) == doctest::Approx(wire / 10e9).epsilon(1e-3));  // 6 x 10 reaches the ceiling
+  CHECK(transfer_s(12) == doctest::Approx(wire / 5e9).epsilon(1e-3));  // 12 share 60
+  m.set("gpu_max_bandwidth_gbps.ll128", 0, "test");                    // no ceiling
+  CHECK(transfer_s(12) == doctest::Approx(wire / 10e9).epsilon(1e-3));
 }
 
 TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.net per block: over NVLink or PCIe, no such cap") {

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
@@ -38,6 +39,7 @@ struct AccuracyArgs {
   std::string only;
   bool all = false;
   bool quiet = false;
+  bool by_algorithm = false;
   std::string json_file;
   std::string calibrated;  // a model from `ccsim calibrate`: also score it, before vs after
 };
@@ -239,6 +241,9 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
 
   Tally overall, large;
   std::map<std::string, Tally> by_class, by_class_large, by_set, by_decade;
+  // --by-algorithm: "ring/ll128" and "ring/ll128 1e06..1e07 B", with the logs each holds rows of.
+  std::map<std::string, Tally> by_algorithm;
+  std::map<std::string, std::set<std::string>> algorithm_logs;
   nlohmann::json json = nlohmann::json::array();
   std::vector<Tally> per_log;  // the "before" of --calibrated
   for (const auto& c : cases) {
@@ -254,6 +259,13 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       const int d = static_cast<int>(std::floor(std::log10(static_cast<double>(x.size))));
       std::snprintf(decade, sizeof decade, "1e%02d..1e%02d B", d, d + 1);
       by_decade[decade].add(x);
+      if (a.by_algorithm) {
+        const std::string key = x.algorithm + "/" + x.protocol;
+        for (const std::string& k : {key, key + " " + decade}) {
+          by_algorithm[k].add(x);
+          algorithm_logs[k].insert(c.log);
+        }
+      }
       if (x.size >= kLarge) {
         large.add(x);
         by_class_large[r.c.system_class].add(x);
@@ -285,6 +297,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       for (const auto& [name, t] : by_decade) std::cout << "sizes " << name << ": " << t.text(baseline) << "\n";
     std::cout << ">= 64 MiB: " << large.text(baseline) << "\n";
   }
+  for (const auto& [name, t] : by_algorithm)
+    std::cout << "algorithm " << name << ": " << t.text(baseline) << " logs=" << algorithm_logs[name].size() << "\n";
   std::cout << "overall: " << overall.text(baseline) << "\n";
   if (!a.calibrated.empty()) {
     // The same rows under the calibrated model: the error before and after calibration.
@@ -343,6 +357,9 @@ Runner add_accuracy(CLI::App& app) {
   add_run_choice_options(cmd, args->algorithm, args->protocol);
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");
+  cmd->add_flag("--by-algorithm", args->by_algorithm,
+                "Also summarise the rows per algorithm/protocol run, over all sizes and per size decade, with "
+                "how many logs each holds rows of: where one mechanism errs the same way across systems");
   cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
   cmd->add_option("--calibrated", args->calibrated,
                   "A model from `ccsim calibrate`: also print each log's error under it (before -> after)");
