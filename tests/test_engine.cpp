@@ -879,19 +879,23 @@ TEST_CASE("LL blocks share the GPU's LL rate: n blocks move n / (1/channel + n/g
   CHECK(shared / alone == doctest::Approx(6 * (1.0 / 6 + 1.0 / 45)).epsilon(1e-3));  // one block
 }
 
+namespace {
+// Rank 0 sends `bytes` to each of `flows` peers at once, one block per flow (point_to_point gives
+// each its own channel): the time of the transfers, less the one step latency.
+double fan_out_s(const Model& m, int flows, std::uint64_t bytes, Protocol protocol) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int f = 1; f <= flows; ++f) pairs.push_back({0, f});
+  return simulate(point_to_point(flows + 1, pairs, bytes, protocol), flat(flows + 1), m, no_compute()).timeline.total_s() -
+         kAlpha;
+}
+}  // namespace
+
 TEST_CASE("LL blocks together move at most gpu_max_bandwidth_gbps.ll: n blocks each at most 1/n of it") {
   Model m = pure_alpha_beta();
   m.set("channel_bandwidth_gbps.ll", 25, "test");
   m.set("gpu_max_bandwidth_gbps.ll", 100, "test");
   const std::uint64_t bytes = 1 << 20;
-  // Rank 0 runs one block per flow (point_to_point gives each its own channel).
-  auto transfer_s = [&](int flows) {
-    std::vector<std::pair<int, int>> pairs;
-    for (int f = 1; f <= flows; ++f) pairs.push_back({0, f});
-    return simulate(point_to_point(flows + 1, pairs, bytes, Protocol::ll), flat(flows + 1), m, no_compute())
-               .timeline.total_s() -
-           kAlpha;
-  };
+  auto transfer_s = [&](int flows) { return fan_out_s(m, flows, bytes, Protocol::ll); };
   const double wire = 2.0 * bytes;  // LL: 4 data bytes in every 8
   CHECK(transfer_s(1) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // one block: its own rate
   CHECK(transfer_s(4) == doctest::Approx(wire / 25e9).epsilon(1e-3));  // 4 x 25 reaches the ceiling
@@ -903,13 +907,7 @@ TEST_CASE("LL128 blocks together move at most gpu_max_bandwidth_gbps.ll128: fewe
   m.set("channel_bandwidth_gbps.ll128", 10, "test");
   m.set("gpu_max_bandwidth_gbps.ll128", 60, "test");
   const std::uint64_t bytes = 15 << 16;  // whole 120-byte line payloads
-  auto transfer_s = [&](int flows) {
-    std::vector<std::pair<int, int>> pairs;
-    for (int f = 1; f <= flows; ++f) pairs.push_back({0, f});
-    return simulate(point_to_point(flows + 1, pairs, bytes, Protocol::ll128), flat(flows + 1), m, no_compute())
-               .timeline.total_s() -
-           kAlpha;
-  };
+  auto transfer_s = [&](int flows) { return fan_out_s(m, flows, bytes, Protocol::ll128); };
   const double wire = bytes * 128.0 / 120.0;  // LL128: 120 data bytes in every 128-byte line
   CHECK(transfer_s(1) == doctest::Approx(wire / 10e9).epsilon(1e-3));  // one block: its own rate
   CHECK(transfer_s(6) == doctest::Approx(wire / 10e9).epsilon(1e-3));  // 6 x 10 reaches the ceiling
