@@ -131,7 +131,9 @@ std::vector<std::string> default_unknowns(const std::vector<PreparedLog>& logs) 
   if (net || ib) u.push_back("hop_latency_us.net.*");
   if (net) u.push_back("net_efficiency");
   if (ib) u.push_back("net_efficiency.infiniband");
-  u.insert(u.end(), {"channel_bandwidth_gbps.ll", "channel_bandwidth_gbps.ll128"});
+  // Each block's LL and LL128 rate, and the ceiling LL128's blocks share (where the model has one:
+  // a zero, no ceiling, stays zero), which alone identifies LL128 once every block is at it.
+  u.insert(u.end(), {"channel_bandwidth_gbps.ll", "channel_bandwidth_gbps.ll128", "gpu_max_bandwidth_gbps.ll128"});
   if (net || ib) u.push_back("channel_bandwidth_gbps.ll.net");
   if (p2p) u.push_back("p2p_block_memory_gbps");  // what a point-to-point block loads and stores
   return u;
