@@ -288,6 +288,17 @@ void apply_command_settings(PreparedLog& p) {
     }
   }
   level_setting("NCCL_P2P_LEVEL", p.c.topology.p2p_level, p2p);
+  // NCCL_IB_DISABLE=1 (or NCCL_NET=Socket) sends between nodes over TCP sockets, through host memory
+  // and the kernel's network stack, which ccsim does not model: the run still crosses the machine's
+  // RDMA NICs, so what its network sizes take is not what the log measured. Said, never silently.
+  // A log of one host has no network to speak of.
+  const auto net = setting("NCCL_NET");
+  std::string net_lower = net.value_or("");
+  for (auto& ch : net_lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const bool ib_off = setting("NCCL_IB_DISABLE") == std::optional<std::string>("1");
+  if ((ib_off || net_lower == "socket") && p.log.hosts.size() != 1)
+    note(said(ib_off ? "NCCL_IB_DISABLE" : "NCCL_NET", ib_off ? "1" : *net) +
+         " not followed (TCP sockets between nodes: ccsim models RDMA networks only)");
 }
 
 // The log's GPUs against the machine they are simulated on: a family that differs (a B200 log on
