@@ -260,9 +260,12 @@ void apply_command_settings(PreparedLog& p) {
     }
   };
   if (const auto algo = setting("NCCL_ALGO")) follow("NCCL_ALGO", *algo, algorithm_named(*algo), p.c.algorithm, "algorithm");
+  auto lowered = [](std::string text) {
+    for (auto& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+  };
   if (const auto proto = setting("NCCL_PROTO")) {
-    std::string lower = *proto;
-    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string lower = lowered(*proto);
     const bool one = lower == "simple" || lower == "ll" || lower == "ll128";
     follow("NCCL_PROTO", *proto, one ? lower : "", p.c.protocol, "protocol");
   }
@@ -293,10 +296,8 @@ void apply_command_settings(PreparedLog& p) {
   // RDMA NICs, so what its network sizes take is not what the log measured. Said, never silently.
   // A log of one host has no network to speak of.
   const auto net = setting("NCCL_NET");
-  std::string net_lower = net.value_or("");
-  for (auto& ch : net_lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const bool ib_off = setting("NCCL_IB_DISABLE") == std::optional<std::string>("1");
-  if ((ib_off || net_lower == "socket") && p.log.hosts.size() != 1)
+  if ((ib_off || lowered(net.value_or("")) == "socket") && p.log.hosts.size() != 1)
     note(said(ib_off ? "NCCL_IB_DISABLE" : "NCCL_NET", ib_off ? "1" : *net) +
          " not followed (TCP sockets between nodes: ccsim models RDMA networks only)");
 }
