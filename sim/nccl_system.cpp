@@ -1,6 +1,7 @@
 #include "sim/nccl_system.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -141,12 +142,6 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
   }
 }
 
-int pow2_up(int n) {
-  int p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 // NCCL's point-to-point channels (paths.cc ncclTopoGetNchannels, ncclTopoComputeP2pChannels): a
 // peer over NVLink (not through another GPU) allows two channels per link's worth of the path's
 // bandwidth, any other local peer two, a network peer two, halved while twice the ranks exceed four
@@ -170,8 +165,9 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
     while (net * s.ranks > channels * 4 && net > 1) net /= 2;
     per_peer = std::min(per_peer, net);
   }
+  auto pow2_up = [](int n) { return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, n)))); };
   s.p2p_channels = std::min(pow2_up(channels), kMaxChannels);
-  s.p2p_channels_per_peer = std::min(pow2_up(std::max(1, per_peer)), s.p2p_channels);
+  s.p2p_channels_per_peer = std::min(pow2_up(per_peer), s.p2p_channels);
   // NCCL_P2P_NVL_CHUNKSIZE on one node whose GPUs all reach each other over NVLink, else
   // NCCL_P2P_PCI_CHUNKSIZE / NCCL_P2P_NET_CHUNKSIZE (init.cc; reference/nccl-model.md §1.7).
   s.p2p_chunk_bytes = v.nodes == 1 && all_nvlink && v.ppn > 1 ? Bytes{512} << 10 : Bytes{128} << 10;

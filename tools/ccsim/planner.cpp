@@ -81,10 +81,10 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
   const bool fixed_proto = selection_.protocol != "auto";
   if (!func) {
     // Point-to-point in NCCL: direct sends, each operation over as many of the p2p channels as its
-    // size takes (nccl::p2p_operation_channels), small ones with LL (nccl::p2p_protocol).
+    // size takes, small ones with LL (nccl::choose).
+    const nccl::Choice n = nccl::choose(system_, spec);
     const std::string a = fixed_algo ? selection_.algorithm : algo::default_algorithm(spec.kind);
-    const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : nccl::p2p_protocol(system_, nccl::p2p_peer_bytes(spec));
-    return point(spec, a, pr, nccl::p2p_operation_channels(system_, nccl::p2p_peer_bytes(spec)));
+    return point(spec, a, fixed_proto ? parse_protocol(selection_.protocol) : n.protocol, n.channels);
   }
   const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
   if (fixed_algo && !want_algo) {
