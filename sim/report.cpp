@@ -51,8 +51,10 @@ std::string format_time_us(double us, int width) {
 void print_table(std::ostream& out, const PerfReport& report) {
   out << "# ccsim perf " << to_string(report.kind) << ": " << report.nranks << " ranks on " << report.topology
       << ", model " << report.model << "\n";
-  out << "# Times are simulated. In-place and out-of-place run the same schedule (same time); #wrong is the\n"
-      << "# CPU executor's data check of each layout. The last columns say what ran: algorithm, protocol, channels.\n";
+  out << "# Times are simulated. In place runs the out-of-place schedule less the copies that would read and\n"
+      << "# write the same memory (a rank's own block of all_gather or alltoall, a broadcast root's data), so it\n"
+      << "# can be faster; #wrong is the CPU executor's data check of each layout. The last columns say what ran:\n"
+      << "# algorithm, protocol, channels.\n";
   if (is_rooted(report.kind))
     out << "# As nccl-tests times it, a call is one of a run issued back to back: the next starts along the chain\n"
         << "# while this one still forwards.\n";
