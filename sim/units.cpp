@@ -1,6 +1,7 @@
 #include "sim/units.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <limits>
 
 #include "sim/error.hpp"
@@ -46,6 +47,12 @@ std::string format_bytes(Bytes bytes) {
     ++unit;
   }
   return std::to_string(bytes) + suffixes[unit];
+}
+
+std::string format_number(double value) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  return ec == std::errc{} ? std::string(buf, end) : std::to_string(value);
 }
 
 }  // namespace ccsim

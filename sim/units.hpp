@@ -16,4 +16,8 @@ Bytes parse_bytes(std::string_view text);
 // "1K", "512M", "8G" when exact, otherwise the plain number.
 std::string format_bytes(Bytes bytes);
 
+// The shortest decimal that reads back as `value` ("0.5", "1e-07", "inf"), for messages that quote
+// what a user gave (std::to_string would print "0.500000").
+std::string format_number(double value);
+
 }  // namespace ccsim

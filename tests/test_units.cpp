@@ -25,6 +25,13 @@ TEST_CASE("sizes parse with nccl-tests suffixes and reject bad input") {
   CHECK(format_bytes(1000) == "1000");
 }
 
+TEST_CASE("format_number quotes a number as it reads back") {
+  CHECK(format_number(0.5) == "0.5");
+  CHECK(format_number(2) == "2");
+  CHECK(format_number(1e-7) == "1e-07");
+  CHECK(format_number(-1.25) == "-1.25");
+}
+
 TEST_CASE("names of types, ops and collectives round-trip") {
   for (auto t : all_data_types()) CHECK(parse_data_type(to_string(t)) == t);
   CHECK(parse_data_type("bf16") == DataType::bf16);

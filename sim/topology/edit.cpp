@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sim/error.hpp"
+#include "sim/units.hpp"
 #include "sim/topology/topology.hpp"
 
 namespace ccsim::topo {
@@ -16,7 +17,7 @@ namespace {
 
 void check_factor(double factor, const std::string& what) {
   if (!(factor > 0) || !std::isfinite(factor))
-    throw Error(what + ": the factor must be a positive number, got " + std::to_string(factor));
+    throw Error(what + ": the factor must be a positive number, got " + format_number(factor));
 }
 
 // Union-find over device ids.

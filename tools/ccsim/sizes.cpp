@@ -12,7 +12,7 @@ std::vector<Bytes> expand(const SizeSweep& sweep) {
   if (lo > hi)
     throw Error("-b " + sweep.min_bytes + " is larger than -e " + sweep.max_bytes + " (minimum must not exceed maximum)");
   if (!(sweep.step_factor >= 1) || !std::isfinite(sweep.step_factor))
-    throw Error("-f must be a number of at least 1, got " + std::to_string(sweep.step_factor));
+    throw Error("-f " + format_number(sweep.step_factor) + ": the step factor between sizes must be at least 1");
   std::vector<Bytes> sizes;
   if (sweep.step_factor > 1) {
     for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= sweep.step_factor)
