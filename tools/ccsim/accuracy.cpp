@@ -53,6 +53,7 @@ struct RowResult {
   std::string algorithm, protocol;
   int channels = 0;
   bool host_bound = false;
+  std::string type, op;  // the row's data type and reduction ("none" where it reduces nothing)
 };
 
 struct LogResult {
@@ -160,6 +161,8 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
     r.host_bound = p.row.host_bound;
     r.protocol = std::string(to_string(p.row.protocol));
     r.channels = p.row.channels;
+    r.type = std::string(to_string(spec.type));
+    r.op = is_reduction(spec.kind) ? std::string(to_string(spec.op)) : "none";
     if (a.baseline == "nccl-model") {
       r.nccl_us = planner.nccl_estimate_us(spec);
       if (r.nccl_us) r.nccl_error = r.measured_us / *r.nccl_us - 1;
@@ -181,13 +184,24 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   if (!r.from_command.empty())
     o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
   if (!a.quiet) {
-    o << "#        size   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
+    // A log of several types or reductions (nccl-tests -d all, -o all) says which each row is.
+    const bool mixed = std::any_of(r.rows.begin(), r.rows.end(), [&r](const RowResult& x) {
+      return x.type != r.rows.front().type || x.op != r.rows.front().op;
+    });
+    o << "#        size" << (mixed ? "      type   redop" : "")
+      << "   meas_us    sim_us  meas_busbw  sim_busbw     err  algorithm       proto  ch"
       << (baseline ? "   nccl_us  nccl_err" : "") << "\n";
     for (const auto& x : r.rows) {
       char line[256];
-      std::snprintf(line, sizeof line, "%13llu %9.2f %9.2f %11.2f %10.2f %+6.1f%%  %-14s  %-5s %3d",
-                    static_cast<unsigned long long>(x.size), x.measured_us, x.simulated_us, x.measured_busbw,
-                    x.simulated_busbw, 100 * x.error, x.algorithm.c_str(), x.protocol.c_str(), x.channels);
+      std::snprintf(line, sizeof line, "%13llu", static_cast<unsigned long long>(x.size));
+      o << line;
+      if (mixed) {
+        std::snprintf(line, sizeof line, "  %8s  %6s", x.type.c_str(), x.op.c_str());
+        o << line;
+      }
+      std::snprintf(line, sizeof line, " %9.2f %9.2f %11.2f %10.2f %+6.1f%%  %-14s  %-5s %3d", x.measured_us,
+                    x.simulated_us, x.measured_busbw, x.simulated_busbw, 100 * x.error, x.algorithm.c_str(),
+                    x.protocol.c_str(), x.channels);
       o << line;
       if (baseline && x.nccl_us) {
         std::snprintf(line, sizeof line, " %9.2f %+8.1f%%", *x.nccl_us, 100 * *x.nccl_error);
@@ -278,7 +292,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
                         {"simulated_us", x.simulated_us}, {"measured_busbw_gbps", x.measured_busbw},
                         {"simulated_busbw_gbps", x.simulated_busbw}, {"error", x.error},
                         {"algorithm", x.algorithm},     {"protocol", x.protocol},
-                        {"channels", x.channels},       {"host_bound", x.host_bound}};
+                        {"channels", x.channels},       {"host_bound", x.host_bound},
+                        {"type", x.type},               {"op", x.op}};
       if (x.nccl_us) {
         jr["nccl_model_us"] = *x.nccl_us;
         jr["nccl_model_error"] = *x.nccl_error;
