@@ -415,6 +415,7 @@ class LogParser {
         log_.iters_source = "command";
       }
     }
+    if (!log_.graph_launches) log_.graph_launches = command_option(log_.command, "-G", "--cudagraph", 1u << 30, true);
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
     log_.nccl_env = nccl_settings(log_.command);
     for (const auto& [name, value] : reported_env_) {
@@ -482,6 +483,10 @@ class LogParser {
         log_.gpus_per_thread = static_cast<int>(*gpus);
         log_.gpus_per_thread_source = "header";
       }
+      // "... validation: 1 graph: 0": CUDA-graph launches (nccl-tests -G), 0 for none.
+      for (std::size_t i = 1; i + 1 < tokens.size(); ++i)
+        if (tokens[i] == "graph:")
+          if (const auto g = parse_unsigned(tokens[i + 1]); g && *g <= (1u << 30)) log_.graph_launches = static_cast<int>(*g);
       // "... warmup iters: 5 iters: 20 agg iters: 1 ...": the timed loop's iterations.
       for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
         if (tokens[i] != "iters:" || tokens[i - 1] == "warmup" || tokens[i - 1] == "agg") continue;

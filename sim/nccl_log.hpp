@@ -87,6 +87,9 @@ struct NcclLog {
   // The loop starts idle, so one call's fill and drain is spread over them (Timeline::per_call_s).
   std::optional<int> iters;
   std::string iters_source;  // "header" | "command" | ""
+  // CUDA-graph launches of the timed loop (nccl-tests -G): the header's "graph: N", else the
+  // command's -G/--cudagraph. Empty or 0: calls launched one by one.
+  std::optional<int> graph_launches;
   bool summary_table = false;  // a markdown size | busbw table, not raw output
   // The NCCL release that ran ("2.26.6"): NCCL's "NCCL version" line, else nccl-tests'
   // "nccl-library=" code; empty when the log says neither.

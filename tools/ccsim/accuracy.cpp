@@ -63,6 +63,7 @@ struct LogResult {
   int gpus_per_thread = 1;
   int iters = kNcclTestsIters;
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
+  int graph_launches = 0;  // PreparedLog::graph_launches
   std::string topology, model;
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
@@ -125,6 +126,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.ranks = ranks;
   out.gpus_per_thread = prepared.gpus_per_thread;
   out.iters = prepared.iters;
+  out.graph_launches = prepared.graph_launches;
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
@@ -181,6 +183,10 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
+  if (r.graph_launches > 0)
+    o << "#   timed as " << r.graph_launches << " CUDA-graph launch" << (r.graph_launches > 1 ? "es" : "")
+      << " of the loop (nccl-tests -G), which ccsim does not model: it simulates calls launched one by one, so a\n"
+      << "#   host-bound size reads slower than such a run\n";
   if (!r.from_command.empty())
     o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
   if (!a.quiet) {

@@ -82,6 +82,7 @@ struct PreparedLog {
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
   int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say
+  int graph_launches = 0;  // the log's CUDA-graph launches (nccl-tests -G), which ccsim does not model; 0: none
   std::vector<MeasuredCall> calls;  // rows inside [min_size, max_size] with a time
 };
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size);
