@@ -416,6 +416,7 @@ class LogParser {
       }
     }
     if (!log_.graph_launches) log_.graph_launches = command_option(log_.command, "-G", "--cudagraph", 1u << 30, true);
+    if (!log_.agg_iters) log_.agg_iters = command_option(log_.command, "-m", "--agg_iters", 1u << 30, true);
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
     log_.nccl_env = nccl_settings(log_.command);
     for (const auto& [name, value] : reported_env_) {
@@ -483,10 +484,14 @@ class LogParser {
         log_.gpus_per_thread = static_cast<int>(*gpus);
         log_.gpus_per_thread_source = "header";
       }
-      // "... validation: 1 graph: 0": CUDA-graph launches (nccl-tests -G), 0 for none.
-      for (std::size_t i = 1; i + 1 < tokens.size(); ++i)
-        if (tokens[i] == "graph:")
-          if (const auto g = parse_unsigned(tokens[i + 1]); g && *g <= (1u << 30)) log_.graph_launches = static_cast<int>(*g);
+      // "... agg iters: 1 validation: 1 graph: 0": calls grouped per iteration (nccl-tests -m) and
+      // CUDA-graph launches (-G, 0 for none).
+      for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
+        const auto v = parse_unsigned(tokens[i + 1]);
+        if (!v || *v > (1u << 30)) continue;
+        if (tokens[i] == "graph:") log_.graph_launches = static_cast<int>(*v);
+        if (tokens[i] == "iters:" && tokens[i - 1] == "agg" && *v >= 1) log_.agg_iters = static_cast<int>(*v);
+      }
       // "... warmup iters: 5 iters: 20 agg iters: 1 ...": the timed loop's iterations.
       for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
         if (tokens[i] != "iters:" || tokens[i - 1] == "warmup" || tokens[i - 1] == "agg") continue;

@@ -90,6 +90,9 @@ struct NcclLog {
   // CUDA-graph launches of the timed loop (nccl-tests -G): the header's "graph: N", else the
   // command's -G/--cudagraph. Empty or 0: calls launched one by one.
   std::optional<int> graph_launches;
+  // Calls each timed iteration aggregates in one NCCL group (nccl-tests -m): the header's "agg
+  // iters: N", else the command's -m/--agg_iters. Empty or 1: one call per iteration.
+  std::optional<int> agg_iters;
   bool summary_table = false;  // a markdown size | busbw table, not raw output
   // The NCCL release that ran ("2.26.6"): NCCL's "NCCL version" line, else nccl-tests'
   // "nccl-library=" code; empty when the log says neither.

@@ -70,6 +70,7 @@ TEST_CASE("nccl log: current layout with device lines and footer") {
   CHECK(log.iters == 20);  // "warmup iters: 5 iters: 20 agg iters: 1": the timed loop's, not the others
   CHECK(log.iters_source == "header");
   CHECK(log.graph_launches == 0);  // "graph: 0": calls launched one by one
+  CHECK(log.agg_iters == 1);       // "agg iters: 1": one call per timed iteration
   CHECK_FALSE(log.summary_table);
   CHECK(log.avg_busbw_gbps == doctest::Approx(25.5));
   CHECK(log.out_of_bounds == 0);
@@ -373,6 +374,8 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK(parse("./build/all_reduce_perf -b 8 -G 10\n").graph_launches == 10);
   CHECK(parse("./build/all_reduce_perf -b 8 --cudagraph=2\n").graph_launches == 2);
   CHECK_FALSE(parse("./build/all_reduce_perf -b 8\n").graph_launches);
+  CHECK(parse("# nThread 1 nGpus 1 minBytes 8 warmup iters: 5 iters: 20 agg iters: 4 validation: 1\n").agg_iters == 4);
+  CHECK(parse("./build/all_reduce_perf -b 8 -m 8\n").agg_iters == 8);
   CHECK(problem_lines(parse("# nThread 1 nGpus 1 minBytes 8 warmup iters: 5 iters: many\n")) == std::vector<int>{1});
   const NcclLog bad_header = parse("# nThread 1 nGpus x minBytes 8\n");
   CHECK_FALSE(bad_header.gpus_per_thread);

@@ -64,6 +64,7 @@ struct LogResult {
   int iters = kNcclTestsIters;
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   int graph_launches = 0;  // PreparedLog::graph_launches
+  int agg_iters = 1;       // PreparedLog::agg_iters
   std::string topology, model;
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
@@ -127,6 +128,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.gpus_per_thread = prepared.gpus_per_thread;
   out.iters = prepared.iters;
   out.graph_launches = prepared.graph_launches;
+  out.agg_iters = prepared.agg_iters;
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
@@ -187,6 +189,9 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     o << "#   timed as " << r.graph_launches << " CUDA-graph launch" << (r.graph_launches > 1 ? "es" : "")
       << " of the loop (nccl-tests -G), which ccsim does not model: it simulates calls launched one by one, so a\n"
       << "#   host-bound size reads slower than such a run\n";
+  if (r.agg_iters > 1)
+    o << "#   each timed iteration groups " << r.agg_iters << " calls in one NCCL group (nccl-tests -m), which ccsim does "
+      << "not model: it\n#   simulates them one by one, so a latency-bound size reads slower than such a run\n";
   if (!r.from_command.empty())
     o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
   if (!a.quiet) {
