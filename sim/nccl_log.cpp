@@ -417,6 +417,7 @@ class LogParser {
     }
     if (!log_.graph_launches) log_.graph_launches = command_option(log_.command, "-G", "--cudagraph", 1u << 30, true);
     if (!log_.agg_iters) log_.agg_iters = command_option(log_.command, "-m", "--agg_iters", 1u << 30, true);
+    log_.registration = command_option(log_.command, "-R", "--local_register", 2, true);
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
     log_.nccl_env = nccl_settings(log_.command);
     for (const auto& [name, value] : reported_env_) {

@@ -93,6 +93,9 @@ struct NcclLog {
   // Calls each timed iteration aggregates in one NCCL group (nccl-tests -m): the header's "agg
   // iters: N", else the command's -m/--agg_iters. Empty or 1: one call per iteration.
   std::optional<int> agg_iters;
+  // Buffer registration the command asks for (nccl-tests -R: 1 local, 2 symmetric, under which NCCL
+  // 2.27+ may run its symmetric-memory kernels). Empty: none (the header does not say).
+  std::optional<int> registration;
   bool summary_table = false;  // a markdown size | busbw table, not raw output
   // The NCCL release that ran ("2.26.6"): NCCL's "NCCL version" line, else nccl-tests'
   // "nccl-library=" code; empty when the log says neither.

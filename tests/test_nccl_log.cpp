@@ -376,6 +376,8 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK_FALSE(parse("./build/all_reduce_perf -b 8\n").graph_launches);
   CHECK(parse("# nThread 1 nGpus 1 minBytes 8 warmup iters: 5 iters: 20 agg iters: 4 validation: 1\n").agg_iters == 4);
   CHECK(parse("./build/all_reduce_perf -b 8 -m 8\n").agg_iters == 8);
+  CHECK(parse("./build/all_reduce_perf -b 8 -R 2\n").registration == 2);
+  CHECK_FALSE(parse("./build/all_reduce_perf -b 8\n").registration);
   CHECK(problem_lines(parse("# nThread 1 nGpus 1 minBytes 8 warmup iters: 5 iters: many\n")) == std::vector<int>{1});
   const NcclLog bad_header = parse("# nThread 1 nGpus x minBytes 8\n");
   CHECK_FALSE(bad_header.gpus_per_thread);

@@ -65,6 +65,7 @@ struct LogResult {
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   int graph_launches = 0;  // PreparedLog::graph_launches
   int agg_iters = 1;       // PreparedLog::agg_iters
+  int registration = 0;    // PreparedLog::registration
   std::string topology, model;
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
@@ -129,6 +130,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.iters = prepared.iters;
   out.graph_launches = prepared.graph_launches;
   out.agg_iters = prepared.agg_iters;
+  out.registration = prepared.registration;
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
@@ -192,6 +194,10 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   if (r.agg_iters > 1)
     o << "#   each timed iteration groups " << r.agg_iters << " calls in one NCCL group (nccl-tests -m), which ccsim does "
       << "not model: it\n#   simulates them one by one, so a latency-bound size reads slower than such a run\n";
+  if (r.registration > 0)
+    o << "#   buffers registered with NCCL (nccl-tests -R " << r.registration
+      << (r.registration == 2 ? ", symmetric: NCCL 2.27+ may run its symmetric-memory kernels" : ", local")
+      << "), which ccsim does not model\n";
   if (!r.from_command.empty())
     o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
   if (!a.quiet) {

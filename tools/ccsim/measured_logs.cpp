@@ -373,6 +373,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   p.iters = p.log.iters.value_or(kNcclTestsIters);
   p.graph_launches = p.log.graph_launches.value_or(0);
   p.agg_iters = p.log.agg_iters.value_or(1);
+  p.registration = p.log.registration.value_or(0);
   const CollectiveKind kind = *p.log.collective;
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;

@@ -84,6 +84,7 @@ struct PreparedLog {
   int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say
   int graph_launches = 0;  // the log's CUDA-graph launches (nccl-tests -G), which ccsim does not model; 0: none
   int agg_iters = 1;  // calls the log groups per timed iteration (nccl-tests -m), which ccsim does not model
+  int registration = 0;  // buffer registration the command asks for (nccl-tests -R), which ccsim does not model
   std::vector<MeasuredCall> calls;  // rows inside [min_size, max_size] with a time
 };
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size);
