@@ -318,7 +318,9 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"rows", rows}});
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command},
+                    {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
+                    {"rows", rows}});
   }
   if (cases.size() > 1) {
     for (const auto& [name, t] : by_class) std::cout << "class \"" << name << "\": " << t.text(baseline) << "\n";

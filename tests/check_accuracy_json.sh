@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# check_accuracy_json.sh CCSIM DATA_DIR: `ccsim accuracy --json` carries what the table shows: each
+# row's data type and reduction (a log of several), and at the log level the nccl-tests options
+# ccsim does not model (-G CUDA-graph launches, -m calls per iteration, -R buffer registration).
+set -euo pipefail
+ccsim=$1 data=$2
+out=$(mktemp) && trap 'rm -f "$out"' EXIT
+"$ccsim" accuracy -q --json "$out" "$data/synthetic-mixed-types-2g-allreduce-1.log" \
+  "$data/synthetic-graph-2g-allreduce-1.log" > /dev/null
+python3 - "$out" <<'PY'
+import json, sys
+mixed, graph = json.load(open(sys.argv[1]))
+assert [(r["type"], r["op"]) for r in mixed["rows"]] == [("float", "sum")] * 2 + [("half", "max")] * 2, mixed["rows"]
+assert (mixed["cuda_graph_launches"], mixed["agg_iters"], mixed["registration"]) == (0, 1, 0), mixed
+assert (graph["cuda_graph_launches"], graph["agg_iters"], graph["registration"]) == (10, 4, 2), graph
+print("ok: row types and unmodelled options in --json")
+PY
