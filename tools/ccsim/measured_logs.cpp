@@ -198,9 +198,17 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   if (log.gpu.empty()) throw Error(path + ": the log has no device lines to tell its machine by" + name_it);
   const auto gpu = logged_gpu(log);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
-  if (gpu->preset.empty())
+  if (gpu->preset.empty()) {
+    // A start for the user: the generic PCIe preset of the card's era (Volta/Turing Gen3, Ampere/Ada
+    // Gen4, Hopper and later Gen5), as many GPUs per node as a host of the log lists.
+    const int gen = gpu->sm < 80 ? 3 : gpu->sm < 90 ? 4 : 5;
+    const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
     throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
-                "), which no preset describes (PCIe cards come in many layouts)" + name_it);
+                "), which no preset describes (PCIe cards come in many layouts)" + name_it +
+                "; the generic one of its era is `--topo pcie-gen" + std::to_string(gen) + "-8gpu" +
+                (per_host > 0 && per_host < 8 ? " --gpus-per-node " + std::to_string(per_host) : std::string()) +
+                "`, with `--no-pcie-p2p` where the GPUs cannot reach each other's memory (stock GeForce drivers)");
+  }
   TopologyArgs m = given;
   m.name = gpu->preset;
   const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
