@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "sim/error.hpp"
+#include "sim/text.hpp"
 
 namespace ccsim {
 
@@ -44,12 +45,6 @@ Tokens split(std::string_view s) {
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), is_digit);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // --- numbers -----------------------------------------------------------------------------------
@@ -485,19 +480,18 @@ class LogParser {
         log_.gpus_per_thread = static_cast<int>(*gpus);
         log_.gpus_per_thread_source = "header";
       }
-      // "... agg iters: 1 validation: 1 graph: 0": calls grouped per iteration (nccl-tests -m) and
-      // CUDA-graph launches (-G, 0 for none).
+      // "... warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0": the timed loop's
+      // iterations, the calls each groups (nccl-tests -m) and its CUDA-graph launches (-G, 0: none).
       for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
-        const auto v = parse_unsigned(tokens[i + 1]);
-        if (!v || *v > (1u << 30)) continue;
-        if (tokens[i] == "graph:") log_.graph_launches = static_cast<int>(*v);
-        if (tokens[i] == "iters:" && tokens[i - 1] == "agg" && *v >= 1) log_.agg_iters = static_cast<int>(*v);
-      }
-      // "... warmup iters: 5 iters: 20 agg iters: 1 ...": the timed loop's iterations.
-      for (std::size_t i = 1; i + 1 < tokens.size(); ++i) {
-        if (tokens[i] != "iters:" || tokens[i - 1] == "warmup" || tokens[i - 1] == "agg") continue;
         const auto n = parse_unsigned(tokens[i + 1]);
-        if (!n || *n < 1 || *n > (1u << 30)) {
+        const bool in_range = n && *n <= (1u << 30);
+        if (tokens[i] == "graph:") {
+          if (in_range) log_.graph_launches = static_cast<int>(*n);
+        } else if (tokens[i] != "iters:" || tokens[i - 1] == "warmup") {
+          continue;
+        } else if (tokens[i - 1] == "agg") {
+          if (in_range && *n >= 1) log_.agg_iters = static_cast<int>(*n);
+        } else if (!in_range || *n < 1) {
           problem(number, raw, "iters \"" + std::string(tokens[i + 1]) + "\" is not an iteration count");
         } else {
           log_.iters = static_cast<int>(*n);
@@ -631,7 +625,7 @@ class LogParser {
       const auto size = size_label(cells[0]);
       const auto busbw = parse_real(cells[1]);
       if (size && busbw && *busbw >= 0) return add_summary_row(number, *size, *busbw);
-      if (lower(cells[0]).find("size") != std::string::npos) return;  // the header
+      if (ascii_lower(cells[0]).find("size") != std::string::npos) return;  // the header
     }
     problem(number, raw, "markdown row is not \"| size | busbw |\"");
   }

@@ -1,9 +1,9 @@
 #include "sim/protocol.hpp"
 
-#include <cctype>
 #include <string>
 
 #include "sim/error.hpp"
+#include "sim/text.hpp"
 
 namespace ccsim {
 
@@ -17,8 +17,7 @@ std::string_view to_string(Protocol protocol) {
 }
 
 Protocol parse_protocol(std::string_view name) {
-  std::string lower;
-  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(name);
   for (auto p : all_protocols())
     if (to_string(p) == lower) return p;
   throw Error("unknown protocol \"" + std::string(name) + "\" (expected one of: simple, ll, ll128)");

@@ -1,7 +1,6 @@
 #include "ccsim/measured_logs.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +13,7 @@
 #include "sim/error.hpp"
 #include "sim/model.hpp"
 #include "sim/nccl_tuning.hpp"
+#include "sim/text.hpp"
 #include "sim/text_file.hpp"
 #include "sim/topology/gpu_models.hpp"
 #include "sim/topology/json_io.hpp"
@@ -198,11 +198,11 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   if (log.gpu.empty()) throw Error(path + ": the log has no device lines to tell its machine by" + name_it);
   const auto gpu = logged_gpu(log);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
+  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
   if (gpu->preset.empty()) {
     // A start for the user: the generic PCIe preset of the card's era (Volta/Turing Gen3, Ampere/Ada
     // Gen4, Hopper and later Gen5), as many GPUs per node as a host of the log lists.
     const int gen = gpu->sm < 80 ? 3 : gpu->sm < 90 ? 4 : 5;
-    const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
     throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
                 "), which no preset describes (PCIe cards come in many layouts)" + name_it +
                 "; the generic one of its era is `--topo pcie-gen" + std::to_string(gen) + "-8gpu" +
@@ -211,7 +211,6 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   }
   TopologyArgs m = given;
   m.name = gpu->preset;
-  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
   if (m.name == "dgx1-v100" && per_host > 0 && per_host <= 4) m.name = "v100-sxm2-4gpu";
   const int node_gpus = gpus_per_node_of(m.name);
   const int ranks = log.ranks.value_or(0);
@@ -230,8 +229,8 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
 }
 
 // NCCL's name of an algorithm (NCCL_ALGO) as ccsim's, or empty for anything but one algorithm.
-std::string algorithm_named(std::string name) {
-  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+std::string algorithm_named(const std::string& given) {
+  const std::string name = ascii_lower(given);
   static const std::map<std::string, std::string> names = {
       {"ring", "ring"}, {"tree", "tree"}, {"nvls", "nvls"}, {"nvlstree", "nvls_tree"},
       {"collnetdirect", "collnet_direct"}, {"collnetchain", "collnet_chain"}, {"pat", "pat"}};
@@ -268,12 +267,8 @@ void apply_command_settings(PreparedLog& p) {
     }
   };
   if (const auto algo = setting("NCCL_ALGO")) follow("NCCL_ALGO", *algo, algorithm_named(*algo), p.c.algorithm, "algorithm");
-  auto lowered = [](std::string text) {
-    for (auto& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return text;
-  };
   if (const auto proto = setting("NCCL_PROTO")) {
-    const std::string lower = lowered(*proto);
+    const std::string lower = ascii_lower(*proto);
     const bool one = lower == "simple" || lower == "ll" || lower == "ll128";
     follow("NCCL_PROTO", *proto, one ? lower : "", p.c.protocol, "protocol");
   }
@@ -305,7 +300,7 @@ void apply_command_settings(PreparedLog& p) {
   // A log of one host has no network to speak of.
   const auto net = setting("NCCL_NET");
   const bool ib_off = setting("NCCL_IB_DISABLE") == std::optional<std::string>("1");
-  if ((ib_off || lowered(net.value_or("")) == "socket") && p.log.hosts.size() != 1)
+  if ((ib_off || ascii_lower(net.value_or("")) == "socket") && p.log.hosts.size() != 1)
     note(said(ib_off ? "NCCL_IB_DISABLE" : "NCCL_NET", ib_off ? "1" : *net) +
          " not followed (TCP sockets between nodes: ccsim models RDMA networks only)");
 }
