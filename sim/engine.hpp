@@ -3,6 +3,7 @@
 // the reference implementation; simulate() runs it in a child process because SimGrid allows one
 // simulation per process.
 #include <cstdint>
+#include <functional>
 
 #include "sim/model.hpp"
 #include "sim/platform.hpp"
@@ -30,6 +31,10 @@ struct EngineOptions {
   // (Timeline::period_s). A rooted call's chain then overlaps one call's tail with the next's
   // head, as it does on GPUs; where every rank waits for every other it changes nothing.
   bool back_to_back = false;
+  // Called from the simulating process every few seconds of host time, once the run has taken
+  // that long, with the share of the schedule's steps run so far: long runs (a thousand GPUs) say
+  // how far they are. Short runs never call it.
+  std::function<void(double)> progress;
 };
 
 // The fixed per-call cost of a schedule: its kernel's launch (kernel_launch_s) plus the set-up of

@@ -3,6 +3,7 @@
 // route's latency explicitly (reference/simgrid-notes.md §2b-3): before it starts, or for a
 // network step partly as a delay on its arrival (run_stream).
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <optional>
@@ -72,6 +73,20 @@ struct Context {
   // The most one Simple send of each stream moves (0: no cap), from what its thread block can load
   // and store (memory_bytes_per_sent_byte): point-to-point kernels only.
   std::vector<double> p2p_block_cap_bytes_per_s;
+  // EngineOptions::progress: steps run (of all calls) out of steps_total, and when to say so next.
+  std::uint64_t steps_run = 0, steps_total = 0;
+  std::chrono::steady_clock::time_point next_report;
+
+  void ran_steps(std::uint64_t n) {
+    steps_run += n;
+    // The clock is read every 64Ki steps: a few per second of simulation.
+    if (!options.progress || (steps_run & 0xffff) >= n) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_report) return;
+    next_report = now + kProgressEvery;
+    options.progress(static_cast<double>(steps_run) / static_cast<double>(std::max<std::uint64_t>(1, steps_total)));
+  }
+  static constexpr std::chrono::seconds kProgressEvery{2};
 
   sg4::Mailbox* mailbox(int src, int dst, int tag, int pass) {
     const ConnectionKey key{src, dst, tag, pass};
@@ -306,7 +321,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       last_peer = -1;
       end_batch();
     }
-    for (std::uint32_t i = 0; i < stream.steps.size(); ++i) {
+    std::uint32_t ran = 0;  // steps of this call counted for EngineOptions::progress
+    for (std::uint32_t i = 0; i < stream.steps.size(); ++i, ctx.ran_steps(i - ran), ran = i) {
       const Step& step = stream.steps[i];
       const bool issued_with_last = i > 0 && stream.steps[i - 1].kind == StepKind::send && stream.steps[i - 1].overlap;
       const bool p2p_group = step.kind == StepKind::send && (step.overlap || issued_with_last);
@@ -456,7 +472,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {}};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
   const double blocks = std::max(1, schedule.blocks_per_rank());
   for (auto p : all_protocols())
@@ -507,6 +523,8 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
     for (unsigned n : streams_on) ctx.rank_barriers.push_back(n > 0 ? sg4::Barrier::create(n) : nullptr);
     for (auto& end : ctx.pass_end) end.assign(streams_on.size(), 0);
   }
+  ctx.steps_total = schedule.step_count() * static_cast<std::uint64_t>(ctx.passes);
+  ctx.next_report = std::chrono::steady_clock::now() + Context::kProgressEvery;
   for (std::uint32_t s = 0; s < schedule.streams.size(); ++s) {
     const Stream& stream = schedule.streams[s];
     sg4::ActorPtr actor = sg4::Actor::create("r" + std::to_string(stream.rank) + "c" + std::to_string(stream.channel),

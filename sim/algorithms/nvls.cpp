@@ -35,7 +35,7 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
   for (int m = 0; m < nodes; ++m) schedule.switches.push_back({SwitchEndpoint::Kind::nvls, m});
   const std::uint64_t align = align_elements(spec);
   AlgorithmOptions chunked = options;
-  chunked.chunk_bytes = std::min<Bytes>(options.chunk_bytes, kNvlsChunkBytes);
+  chunked.chunk_bytes = std::min<Bytes>(options.chunk_bytes, kNvlsChunkBytes * static_cast<Bytes>(options.blocks));
   const std::uint64_t chunk = chunk_elements(spec, chunked);
   const std::uint64_t block = spec.count / static_cast<std::uint64_t>(ppn);
   const bool all_reduce = spec.kind == CollectiveKind::all_reduce;

@@ -376,7 +376,7 @@ Runner add_accuracy(CLI::App& app) {
                   "(tests/data/measured-map.json); runs every healthy entry not marked slow. The machine options "
                   "other than --topo, --nodes and --gpus apply to every entry, over what it says");
   cmd->add_flag("--all", args->all,
-                "With --map: include the runs flagged unhealthy and the slow ones (GB200 racks: minutes per size)");
+                "With --map: include the runs flagged unhealthy and any marked slow (\"slow\": true)");
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
   cmd->add_option("--model", args->model_file,
                   "Timing model for every log: a JSON file or a built-in model's name (default: the map's "

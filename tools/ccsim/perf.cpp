@@ -99,9 +99,17 @@ int run_perf(const PerfArgs& a) {
   EngineOptions engine;
   engine.record_steps = !a.timeline_file.empty();
   nlohmann::json timelines = nlohmann::json::array();
-  const bool progress = ::isatty(STDERR_FILENO) && sizes.size() * types.size() * ops.size() > 4;
-  std::size_t done = 0;
+  const bool tty = ::isatty(STDERR_FILENO);
   const std::size_t total = sizes.size() * types.size() * ops.size();
+  const bool progress = tty && total > 4;
+  std::size_t done = 0;
+  // A point that takes long (a thousand GPUs) says how far its simulation is, from the process
+  // that runs it: the label is the point's as it was when that process started.
+  std::string point;
+  if (tty)
+    engine.progress = [&point](double share) {
+      std::cerr << "\r\033[K" << point << ": " << static_cast<int>(100 * share) << "% of the steps simulated" << std::flush;
+    };
   std::size_t skipped_small = 0;
   struct Last {  // the last (largest) point, for --trace and --links
     CollectiveSpec spec;
@@ -123,7 +131,8 @@ int run_perf(const PerfArgs& a) {
           ++skipped_small;
           continue;
         }
-        if (progress) std::cerr << "\r[" << ++done << "/" << total << "] " << format_bytes(s) << " " << to_string(t) << "   " << std::flush;
+        point = "[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + format_bytes(s) + " " + std::string(to_string(t));
+        if (progress) std::cerr << "\r\033[K" << point << std::flush;
         std::vector<PointOptions> candidates = planner.candidates(spec);
         for (auto& c : candidates) {
           c.check = check;
@@ -136,7 +145,7 @@ int run_perf(const PerfArgs& a) {
           timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
                                {"timeline", p.simulation.timeline}});
       }
-  if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r" << std::flush;
+  if (tty) std::cerr << "\r\033[K" << std::flush;
   if (skipped_small > 0)
     std::cerr << "ccsim: note: " << skipped_small << " size(s) below one element per rank skipped\n";
 
