@@ -68,7 +68,7 @@ class VariantRunner {
     capacity_ = capacity(system_.topology, system_.model, nranks_);
   }
 
-  VariantResult run(const std::function<void(const std::string&)>& progress) {
+  VariantResult run(const std::function<void(const std::string&)>& progress, const EngineOptions& engine) {
     VariantResult r;
     r.name = variant_.name;
     r.description = variant_.description;
@@ -83,7 +83,7 @@ class VariantRunner {
       for (std::size_t i = 0; i < r.columns.size(); ++i) {
         const std::string& algorithm = sw.algorithms[i / sw.protocols.size()];
         const std::string& protocol = sw.protocols[i % sw.protocols.size()];
-        run_column(r, c, r.columns[i], algorithm, protocol, progress);
+        run_column(r, c, r.columns[i], algorithm, protocol, progress, engine);
       }
     return r;
   }
@@ -121,7 +121,8 @@ class VariantRunner {
   }
 
   void run_column(VariantResult& r, CollectiveKind c, const std::string& column, const std::string& algorithm,
-                  const std::string& protocol, const std::function<void(const std::string&)>& progress) {
+                  const std::string& protocol, const std::function<void(const std::string&)>& progress,
+                  const EngineOptions& engine) {
     const Sweep& sw = variant_.sweep;
     std::optional<Planner> planner;
     std::string planner_error;
@@ -162,7 +163,7 @@ class VariantRunner {
           x.check = sw.check;
           x.check_limit_bytes = Bytes{256} << 20;
         }
-        const Point m = measure_best(*spec, system_.topology, system_.model, candidates);
+        const Point m = measure_best(*spec, system_.topology, system_.model, candidates, engine);
         p.ran = true;
         p.algorithm = m.row.algorithm;
         p.protocol = std::string(to_string(m.row.protocol));
@@ -210,11 +211,18 @@ int run_scenario(RunArgs a) {
   std::size_t total = 0, done = 0;
   for (const auto& v : scenario.variants)
     total += v.sweep.collectives.size() * v.sweep.algorithms.size() * v.sweep.protocols.size() * v.sweep.sizes.size();
-  const bool show_progress = ::isatty(STDERR_FILENO) && total > 4;
+  const bool tty = ::isatty(STDERR_FILENO);
+  const bool show_progress = tty && total > 4;
+  std::string current;  // the point being simulated, for a long simulation's own progress
   auto progress = [&](const std::string& what) {
-    ++done;
-    if (show_progress) std::cerr << "\r\033[K[" << done << "/" << total << "] " << what << std::flush;
+    current = "[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + what;
+    if (show_progress) std::cerr << "\r\033[K" << current << std::flush;
   };
+  EngineOptions engine;
+  if (tty)
+    engine.progress = [&current](double share) {
+      std::cerr << "\r\033[K" << current << ": " << static_cast<int>(100 * share) << "% of the steps simulated" << std::flush;
+    };
 
   RunResult result{scenario.name, scenario.description, scenario.origin, {}};
   // The file's name only: the same output from any checkout (golden tests).
@@ -235,7 +243,7 @@ int run_scenario(RunArgs a) {
       if (!trace_size) std::cerr << "ccsim: note: variant " << v.name << " has no size up to --trace-size " << a.trace_size << "\n";
     }
     VariantRunner runner(v, build_system(scenario, v), trace_size);
-    result.variants.push_back(runner.run(progress));
+    result.variants.push_back(runner.run(progress, engine));
     skipped += runner.skipped;
     VariantResult& vr = result.variants.back();
     // The winner at the traced size, looked at closely: its links and its trace.
@@ -252,12 +260,12 @@ int run_scenario(RunArgs a) {
       write_trace(path, spec, runner.topology(), runner.model(), point,
                   "ccsim run " + scenario.name + ", variant " + v.name + ": " + closer_column + " " +
                       std::string(to_string(spec.kind)) + " " + format_bytes(*trace_size));
-      if (show_progress) std::cerr << "\r\033[K";
+      if (tty) std::cerr << "\r\033[K";
       std::cerr << "ccsim: wrote a Chrome trace of " << v.name << " (" << closer_column << ", " << format_bytes(*trace_size)
                 << ") to " << path << "\n";
     }
     vr.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - v0).count();
-    if (show_progress) std::cerr << "\r\033[K" << std::flush;
+    if (tty) std::cerr << "\r\033[K" << std::flush;
     print_variant(std::cout, result, i);
     if (closer && a.links) {
       const RunPoint* w = winner(vr, closer->first.kind, *trace_size);
