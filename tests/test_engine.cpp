@@ -592,6 +592,7 @@ void check_fold_times_alike(const topo::Topology& t, const Model& m, const FoldC
   opt.ranks_per_node = 8;
   opt.rings = k.rings;
   opt.nvls = std::string_view(k.algorithm).starts_with("nvls");
+  opt.sharp = std::string_view(k.algorithm).starts_with("collnet");
   const int blocks = k.channels / folded_channels;
   const algo::AlgorithmOptions folded = algo::fold_copies(k.algorithm, spec, opt);
   REQUIRE(folded.channels == folded_channels);
@@ -683,7 +684,7 @@ TEST_CASE("channels fold only where they repeat") {
   CHECK(algo::fold_copies("direct", spec, opt).blocks == 6);
 }
 
-TEST_CASE("NVLS channels run as one stream of all their blocks, NVLS-tree ones as one per tree") {
+TEST_CASE("NVLS and CollNet channels fold where they repeat, in the same time") {
   // NVLS channels differ only in their slice of the data, nvls_tree's also in which of the two trees
   // crosses the nodes: 16 channels fold to 1 (2) streams of 16 (8) blocks in the same time. At 128
   // DGX H100 nodes the unfolded 1 GiB all_reduce held 19 GB.
@@ -693,6 +694,12 @@ TEST_CASE("NVLS channels run as one stream of all their blocks, NVLS-tree ones a
   const Model m = Model::builtin("hopper");
   for (const std::uint64_t bytes : {std::uint64_t{2} << 20, std::uint64_t{64} << 20})
     check_fold_times_alike(two, m, {"nvls_tree", CollectiveKind::all_reduce, Protocol::simple, bytes, 16, {}}, 2, 1e-4);
+  // CollNet's channels alike: direct's differ in their slice only (16 fold to 1), chain's also
+  // in the GPU whose NIC leads (channel mod 8: 16 fold to 8 of 2 blocks).
+  po.sharp = true;
+  const topo::Topology sharp = topo::make_preset("dgx-h100", po);
+  check_fold_times_alike(sharp, m, {"collnet_direct", CollectiveKind::all_reduce, Protocol::simple, 64 << 20, 16, {}}, 1, 1e-4);
+  check_fold_times_alike(sharp, m, {"collnet_chain", CollectiveKind::all_reduce, Protocol::simple, 64 << 20, 16, {}}, 8, 1e-4);
   const topo::Topology one = topo::make_preset("dgx-h100");
   for (const CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter, CollectiveKind::all_gather}) {
     CAPTURE(to_string(kind));

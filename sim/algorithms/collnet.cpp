@@ -113,7 +113,7 @@ Schedule collnet_chain(const CollectiveSpec& spec, const AlgorithmOptions& optio
   for (int rail = 0; rail < l.ppn; ++rail) schedule.switches.push_back({SwitchEndpoint::Kind::sharp, rail});
   // NCCL caps CollNet chain chunks at 256 KiB (reference/nccl-model.md §1.4).
   AlgorithmOptions capped = options;
-  capped.chunk_bytes = std::min<Bytes>(options.chunk_bytes, 256 << 10);
+  capped.chunk_bytes = std::min<Bytes>(options.chunk_bytes, (Bytes{256} << 10) * static_cast<Bytes>(options.blocks));
   const std::uint64_t chunk = chunk_elements(spec, capped), align = align_elements(spec);
   for (int c = 0; c < options.channels; ++c) {
     const int head = c % l.ppn;  // each channel uses another GPU's NIC

@@ -57,9 +57,11 @@ int channel_period(const std::string& algorithm, const CollectiveSpec& spec, con
   // separate pieces that pipeline; folded, they would become one message that pays its network
   // latency after the whole (up to 30% slower across nodes), so they keep their channels.
   if (algorithm == "direct" || algorithm == "pairwise") return 1;
-  // NVLS channels differ only in their slice of the data; nvls_tree's also alternate the two
-  // trees across nodes (channel mod 2).
-  if (algorithm == "nvls") return 1;
+  // NVLS and CollNet direct channels differ only in their slice of the data; nvls_tree's also
+  // alternate the two trees across nodes (channel mod 2).
+  if (algorithm == "nvls" || algorithm == "collnet_direct") return 1;
+  // CollNet chain channel c leads with GPU c mod ppn (its NIC).
+  if (algorithm == "collnet_chain") return ranks_per_node(spec, o, "collnet_chain");
   if (algorithm == "nvls_tree") return ranks_per_node(spec, o, "nvls_tree") < spec.nranks ? 2 : 1;
   return 0;
 }
