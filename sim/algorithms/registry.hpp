@@ -50,10 +50,10 @@ const Algorithm& find_algorithm(const std::string& name);
 // not serve, generates, and validates the resulting schedule.
 Schedule compile(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& options);
 // The same call with identical channels run as one stream of several blocks, where the algorithm's
-// channels repeat (ring and tree under NCCL's channel duplication; NVLS and point-to-point channels,
-// which differ only in their slice of the data): the same times, with a fraction
-// of the streams to simulate. A channel's chunk grows with its blocks, so every loop moves what it
-// did. Options come back unchanged where nothing repeats.
+// channels repeat (ring and tree under NCCL's channel duplication; NVLS, CollNet and point-to-point
+// channels, alike but for their slice of the data): the same times, with a fraction of the streams
+// to simulate. A channel's chunk grows with its blocks, so every loop moves what it did. Options
+// come back unchanged where nothing repeats.
 AlgorithmOptions fold_copies(const std::string& algorithm, const CollectiveSpec& spec, const AlgorithmOptions& options);
 
 }  // namespace ccsim::algo
