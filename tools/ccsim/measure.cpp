@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 
 #include "kernels/cpu_executor.hpp"
 
@@ -152,6 +153,12 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   p.row.out_of_place = perf_result(spec, std::max(t.seconds, host_s), wrong_oop);
   p.row.in_place = perf_result(spec, std::max(seconds_ip, host_s), wrong_ip);
   return p;
+}
+
+std::function<void(double)> steps_progress_line(const std::string& point) {
+  return [&point](double share) {
+    std::cerr << "\r\033[K" << point << ": " << static_cast<int>(100 * share) << "% of the steps simulated" << std::flush;
+  };
 }
 
 }  // namespace ccsim::cli

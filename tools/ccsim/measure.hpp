@@ -1,6 +1,7 @@
 #pragma once
 // One point of a sweep: compile the schedule, prove it on the CPU executor (when it fits the
 // memory limit), simulate it, and turn the time into nccl-tests figures.
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -52,5 +53,9 @@ struct Point {
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
               const PointOptions& options, const EngineOptions& engine = {});
+
+// EngineOptions::progress for a terminal: rewrites the line with `point` (read when the call
+// comes, so the point being simulated) and the share of its steps simulated so far.
+std::function<void(double)> steps_progress_line(const std::string& point);
 
 }  // namespace ccsim::cli

@@ -106,10 +106,7 @@ int run_perf(const PerfArgs& a) {
   // A point that takes long (a thousand GPUs) says how far its simulation is, from the process
   // that runs it: the label is the point's as it was when that process started.
   std::string point;
-  if (tty)
-    engine.progress = [&point](double share) {
-      std::cerr << "\r\033[K" << point << ": " << static_cast<int>(100 * share) << "% of the steps simulated" << std::flush;
-    };
+  if (tty) engine.progress = steps_progress_line(point);
   std::size_t skipped_small = 0;
   struct Last {  // the last (largest) point, for --trace and --links
     CollectiveSpec spec;

@@ -219,10 +219,7 @@ int run_scenario(RunArgs a) {
     if (show_progress) std::cerr << "\r\033[K" << current << std::flush;
   };
   EngineOptions engine;
-  if (tty)
-    engine.progress = [&current](double share) {
-      std::cerr << "\r\033[K" << current << ": " << static_cast<int>(100 * share) << "% of the steps simulated" << std::flush;
-    };
+  if (tty) engine.progress = steps_progress_line(current);
 
   RunResult result{scenario.name, scenario.description, scenario.origin, {}};
   // The file's name only: the same output from any checkout (golden tests).
