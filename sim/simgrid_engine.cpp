@@ -471,6 +471,13 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // the actors' own frames are shallow, so 128 KiB stacks are ample.
   sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("contexts/stack-size:128");
+  // SimGrid's lazy action update (the default) re-rates only the flows an event touches, which pays
+  // where events touch few of them (a ring's, a tree's). Every rank of a direct exchange talks to every
+  // other at once, so most flows share a link with the one that ended and the lazy bookkeeping is
+  // pure overhead: a full update of all flows ran `ccsim perf alltoall --nodes 8 -b 256M -e 256M`
+  // in 3.1 s instead of 5.6 s (16 nodes: 92 s instead of 179 s), while it slowed the NVLS tree at
+  // 32 nodes 3.5 times (README "Engine speed").
+  if (schedule.algorithm == "direct") sg4::Engine::set_config("network/optim:Full");
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {}};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
@@ -517,7 +524,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
     // Between rooted calls timed back to back a rank pays the launch latency, not the set-up of
     // its blocks (block_setup_s), which only the first call pays: the NCCL 2.8 broadcasts of
     // the accuracy map take none of it from 8 MiB up (charged on every call, ABCI's 8-GPU one
-    // went from 4.4% to 17.1% median error), though they do at 1-4 MiB (README "Accuracy").
+    // went from 4.4% to 17.1% median error), though they do at 1-4 MiB (docs/accuracy-history.md).
     ctx.launch_gap_s = kernel_launch_s(schedule, model);
     const std::vector<unsigned> streams_on = streams_per_endpoint(schedule);
     for (unsigned n : streams_on) ctx.rank_barriers.push_back(n > 0 ? sg4::Barrier::create(n) : nullptr);
