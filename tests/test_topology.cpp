@@ -525,6 +525,10 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
   // Every preset named is one ccsim has.
   for (const Case& c : cases)
     if (*c.preset) CHECK_NOTHROW(ccsim::topo::make_preset(c.preset));
+  // A GeForce card's suffix names another card, which messages must not drop.
+  CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 2080 Ti")->name == "RTX 2080 Ti");
+  CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 4070 SUPER")->name == "RTX 4070 SUPER");
+  CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 5090")->name == "RTX 5090");
   CHECK_FALSE(ccsim::topo::identify_gpu("NVIDIA Graphics Device"));
   CHECK_FALSE(ccsim::topo::identify_gpu(""));
   CHECK(ccsim::topo::family_of_sm(75) == "volta");

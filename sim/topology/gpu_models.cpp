@@ -89,7 +89,11 @@ std::optional<GpuModel> geforce(const std::vector<std::string>& words) {
     const int series = std::stoi(w.substr(0, 2));
     const int sm = series == 50 ? 120 : series == 40 ? 89 : series == 30 ? 86 : series == 20 || series == 16 ? 75 : series == 10 ? 61 : 0;
     if (sm == 0) return std::nullopt;
-    return GpuModel{std::string(rtx ? "RTX " : "GTX ") + w, sm, family_of_sm(sm), ""};
+    // "RTX 2080 Ti" and "RTX 4070 SUPER" are other cards than "RTX 2080" and "RTX 4070": keep the suffix.
+    std::string name = std::string(rtx ? "RTX " : "GTX ") + w;
+    if (std::find(words.begin(), words.end(), "TI") != words.end()) name += " Ti";
+    if (std::find(words.begin(), words.end(), "SUPER") != words.end()) name += " SUPER";
+    return GpuModel{name, sm, family_of_sm(sm), ""};
   }
   return std::nullopt;
 }
