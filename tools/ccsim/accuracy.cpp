@@ -34,6 +34,7 @@ struct AccuracyArgs {
   std::string baseline;
   std::string select = "nccl";
   std::string algorithm = "auto";
+  std::string collective;  // --collective: what the LOG files measured, where they do not say
   std::string protocol = "auto";
   std::string check_limit = "16M";
   std::string only;
@@ -265,7 +266,11 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       }
     if (!overlaid.empty()) std::cout << "# every map entry run with " << overlaid << " from the command line\n";
   }
-  for (const auto& log : a.logs) cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
+  if (a.logs.empty()) refuse_collective_for_map(cmd);
+  for (const auto& log : a.logs) {
+    cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
+    cases.back().collective = a.collective;
+  }
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
   const bool baseline = a.baseline == "nccl-model";
   const bool progress = ::isatty(STDERR_FILENO);
@@ -389,6 +394,7 @@ Runner add_accuracy(CLI::App& app) {
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
   add_run_choice_options(cmd, args->algorithm, args->protocol);
+  add_collective_option(cmd, args->collective);
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");
   cmd->add_flag("--by-algorithm", args->by_algorithm,

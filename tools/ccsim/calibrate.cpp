@@ -49,6 +49,7 @@ struct CalibrateArgs {
   std::string column = "out-of-place";
   std::string min_size = "1", max_size = "1T";
   std::string algorithm = "auto", protocol = "auto";
+  std::string collective;  // --collective: what the LOG files measured, where they do not say
   int max_iterations = 25;
   double huber = 0.05;
   std::string out_file, json_file;
@@ -236,7 +237,11 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
       cases.push_back(c);
     }
   }
-  for (const auto& log : a.logs) cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
+  if (a.logs.empty()) refuse_collective_for_map(cmd);
+  for (const auto& log : a.logs) {
+    cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
+    cases.back().collective = a.collective;
+  }
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
   std::vector<PreparedLog> logs;
   for (const auto& c : cases) logs.push_back(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size)));
@@ -511,6 +516,7 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--min-size", a->min_size, "Skip sizes below this")->capture_default_str();
   cmd->add_option("--max-size", a->max_size, "Skip sizes above this")->capture_default_str();
   add_run_choice_options(cmd, a->algorithm, a->protocol);
+  add_collective_option(cmd, a->collective);
   cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")->capture_default_str();
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");

@@ -163,6 +163,27 @@ void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& 
         ->capture_default_str();
 }
 
+void add_collective_option(CLI::App* cmd, std::string& collective) {
+  cmd->add_option("--collective", collective,
+                  "The collective the LOG files measured (all_reduce, all_gather, ...), for logs that do not say: "
+                  "no nccl-tests command line, no '# Collective test starting: X_perf' line and no collective in "
+                  "the file name (<system>-<gpus>g-<collective>-<n>.log); over what a log says, with a warning")
+      ->check([](const std::string& name) {
+        try {
+          (void)parse_collective(name);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
+}
+
+void refuse_collective_for_map(const CLI::App& cmd) {
+  if (cmd.count("--collective") > 0)
+    throw Error("--collective names what the LOG files on the command line measured; a --map entry's log says it "
+                "itself (name the LOG files, or drop --collective)");
+}
+
 namespace {
 
 // The one GPU model the device lines name, when ccsim knows it.
@@ -328,7 +349,19 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
   for (const auto& warned : p.log.nccl_warnings)
     std::cerr << "ccsim: warning: " << c.log << ":" << warned.line << ": " << warned.why << ": " << warned.text << "\n";
-  if (!p.log.collective) throw Error(c.log + ": cannot tell which collective it measured");
+  if (!c.collective.empty()) {
+    const CollectiveKind named = parse_collective(c.collective);
+    if (p.log.collective && *p.log.collective != named)
+      std::cerr << "ccsim: warning: " << c.log << ": its " << p.log.collective_source << " says "
+                << to_string(*p.log.collective) << "; --collective " << to_string(named) << " is simulated\n";
+    p.log.collective = named;
+    p.log.collective_source = "--collective";
+  }
+  if (!p.log.collective)
+    throw Error(c.log +
+                ": cannot tell which collective it measured (no nccl-tests command line, no '# Collective test "
+                "starting: X_perf' line, no collective in the file name such as <system>-<gpus>g-all_reduce-1.log): "
+                "name it with --collective");
   apply_command_settings(p);
   TopologyArgs machine = p.c.topology;
   if (!machine.name_given) {

@@ -32,6 +32,9 @@ struct LogCase {
   // decides `auto` (nccl::System::release); empty: the log's own, else 2.30's.
   std::string nccl;
   std::string note;
+  // The collective the run measured, as the command line names it (--collective), for logs that
+  // do not say (no nccl-tests command, banner or telling file name); empty: the log's own.
+  std::string collective;
 };
 
 // A log named on the command line: the machine and the algorithm/protocol the run used are the
@@ -47,6 +50,9 @@ void refuse_map_choices_without_map(const CLI::App& cmd);
 
 // The --algo and --proto options of a command that simulates logs (accuracy, calibrate).
 void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol);
+// Their --collective option, for the LOG files they name; refused with a --map and no LOG file.
+void add_collective_option(CLI::App* cmd, std::string& collective);
+void refuse_collective_for_map(const CLI::App& cmd);
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
