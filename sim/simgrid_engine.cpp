@@ -474,8 +474,8 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // SimGrid's lazy action update (the default) re-rates only the flows an event touches, which pays
   // where events touch few of them (a ring's, a tree's). Every rank of a direct exchange talks to every
   // other at once, so most flows share a link with the one that ended and the lazy bookkeeping is
-  // pure overhead: a full update of all flows ran `ccsim perf alltoall --nodes 8 -b 256M -e 256M`
-  // in 3.1 s instead of 5.6 s (16 nodes: 92 s instead of 179 s), while it slowed the NVLS tree at
+  // pure overhead: a full update of all flows ran `ccsim perf alltoall --nodes 8 -b 1G -e 1G -c 0`
+  // in 2.9 s instead of 5.4 s (16 nodes: 94 s instead of 180 s), while it slowed the NVLS tree at
   // 32 nodes 3.5 times (README "Engine speed").
   if (schedule.algorithm == "direct") sg4::Engine::set_config("network/optim:Full");
 

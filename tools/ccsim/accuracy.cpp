@@ -266,11 +266,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       }
     if (!overlaid.empty()) std::cout << "# every map entry run with " << overlaid << " from the command line\n";
   }
-  if (a.logs.empty()) refuse_collective_for_map(cmd);
-  for (const auto& log : a.logs) {
-    cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
-    cases.back().collective = a.collective;
-  }
+  for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
+    cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
   const bool baseline = a.baseline == "nccl-model";
   const bool progress = ::isatty(STDERR_FILENO);

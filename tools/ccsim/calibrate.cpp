@@ -237,11 +237,8 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
       cases.push_back(c);
     }
   }
-  if (a.logs.empty()) refuse_collective_for_map(cmd);
-  for (const auto& log : a.logs) {
-    cases.push_back(log_case(log, a.topology, a.algorithm, a.protocol));
-    cases.back().collective = a.collective;
-  }
+  for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
+    cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
   std::vector<PreparedLog> logs;
   for (const auto& c : cases) logs.push_back(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size)));

@@ -178,10 +178,18 @@ void add_collective_option(CLI::App* cmd, std::string& collective) {
       });
 }
 
-void refuse_collective_for_map(const CLI::App& cmd) {
-  if (cmd.count("--collective") > 0)
+std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<std::string>& logs,
+                                        const TopologyArgs& topology, const std::string& algorithm,
+                                        const std::string& protocol, const std::string& collective) {
+  if (logs.empty() && cmd.count("--collective") > 0)
     throw Error("--collective names what the LOG files on the command line measured; a --map entry's log says it "
                 "itself (name the LOG files, or drop --collective)");
+  std::vector<LogCase> cases;
+  for (const auto& log : logs) {
+    cases.push_back(log_case(log, topology, algorithm, protocol));
+    cases.back().collective = collective;
+  }
+  return cases;
 }
 
 namespace {
