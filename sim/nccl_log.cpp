@@ -536,7 +536,31 @@ class LogParser {
       const auto value = static_cast<std::size_t>(tokens[name + 5].data() - body.data());
       reported_env_[std::string(tokens[name])] = std::string(trim(body.substr(value)));
     }
+    if (tokens[at + 1] == "INFO") take_network_report(body, tokens, name);
     return true;
+  }
+
+  // "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:..." lists the NICs NCCL's IB
+  // transport drives with their link layer (InfiniBand or RoCE); "Using network IB" names the
+  // network plugin or transport NCCL chose (src/transport/net_ib.cc, init.cc).
+  void take_network_report(std::string_view body, const Tokens& tokens, std::size_t first) {
+    if (first + 1 < tokens.size() && tokens[first] == "Using" && tokens[first + 1] == "network" &&
+        first + 2 < tokens.size()) {
+      const auto from = static_cast<std::size_t>(tokens[first + 2].data() - body.data());
+      log_.nccl_network = std::string(trim(body.substr(from)));
+      return;
+    }
+    if (first + 2 >= tokens.size() || !tokens[first].starts_with("NET/IB")) return;
+    for (std::size_t i = first + 1; i < tokens.size(); ++i) {
+      std::string_view t = tokens[i];
+      // "[0]mlx5_0:1/RoCE", possibly "[0]mlx5_0:1/IB/SHARP" or with a trailing ';' or ','.
+      if (t.size() < 4 || t.front() != '[' || t.find(']') == std::string_view::npos) continue;
+      const auto colon = t.find(':'), slash = t.find('/');
+      if (colon == std::string_view::npos || slash == std::string_view::npos || slash < colon) continue;
+      std::string_view layer = t.substr(slash + 1);
+      layer = layer.substr(0, std::min(layer.find('/'), layer.find_first_of(";,")));
+      if (layer == "IB" || layer == "RoCE") log_.net_link_layers.insert(std::string(layer));
+    }
   }
 
   // A command line names an nccl-tests binary, starts with a launcher or follows a shell prompt

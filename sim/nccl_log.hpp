@@ -97,6 +97,11 @@ struct NcclLog {
   // 2.27+ may run its symmetric-memory kernels). Empty: none (the header does not say).
   std::optional<int> registration;
   bool summary_table = false;  // a markdown size | busbw table, not raw output
+  // What NCCL's INFO lines say of its network: the link layers of the NICs its "NET/IB : Using
+  // [0]mlx5_0:1/RoCE ..." lines list ("IB", "RoCE"), and the network its "Using network X" line
+  // names ("IB", "Socket", "AWS Libfabric", ...). Empty: the log does not say.
+  std::set<std::string> net_link_layers;
+  std::string nccl_network;
   // The NCCL release that ran ("2.26.6"): NCCL's "NCCL version" line, else nccl-tests'
   // "nccl-library=" code; empty when the log says neither.
   std::string nccl_version;

@@ -578,6 +578,27 @@ TEST_CASE("nccl log: NCCL's debug output is recognised, and what it reports of t
   CHECK(parse("the run printed words and then NCCL INFO somewhere\n").problems.size() == 1);
 }
 
+TEST_CASE("nccl log: NCCL's INFO lines say which network it drove: the NICs' link layer and the transport") {
+  const auto network = [](const std::string& lines) { return parse(lines + kNewLayout); };
+  const NcclLog roce = network(
+      "node1:1000:1000 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n"
+      "node1:1000:1000 [0] NCCL INFO Using network IB\n");
+  CHECK(roce.net_link_layers == std::set<std::string>{"RoCE"});
+  CHECK(roce.nccl_network == "IB");
+  CHECK(roce.problems.empty());
+  // An InfiniBand port, one with SHARP behind it, and a list ending in ';'.
+  const NcclLog ib = network("node1:1000:1000 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB; OOB ib0:10.0.0.1<0>\n");
+  CHECK(ib.net_link_layers == std::set<std::string>{"IB"});
+  const NcclLog both = network("node1:1000:1000 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/RoCE\n");
+  CHECK(both.net_link_layers == std::set<std::string>{"IB", "RoCE"});
+  CHECK(network("node1:1000:1000 [0] NCCL INFO Using network Socket\n").nccl_network == "Socket");
+  CHECK(network("node1:1000:1000 [0] NCCL INFO Using network AWS Libfabric\n").nccl_network == "AWS Libfabric");
+  // Other "Using" lines (the bootstrap's interface) say nothing of the network.
+  const NcclLog bootstrap = network("node1:1000:1000 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n");
+  CHECK(bootstrap.net_link_layers.empty());
+  CHECK(bootstrap.nccl_network.empty());
+}
+
 TEST_CASE("nccl log: the NCCL settings of the command line, in the forms launchers pass them") {
   const NcclLog mpirun = parse(std::string("$ mpirun -np 16 -x NCCL_ALGO=Ring -x \"NCCL_PROTO=Simple\" -x NCCL_IB_HCA=mlx5_2,mlx5_8 "
                                            "./build/all_reduce_perf -b 8 -e 1G -g 1\n") + kNewLayout);

@@ -332,6 +332,11 @@ void apply_command_settings(PreparedLog& p) {
   if ((ib_off || ascii_lower(net.value_or("")) == "socket") && p.log.hosts.size() != 1)
     note(said(ib_off ? "NCCL_IB_DISABLE" : "NCCL_NET", ib_off ? "1" : *net) +
          " not followed (TCP sockets between nodes: ccsim models RDMA networks only)");
+  else if (ascii_lower(p.log.nccl_network) == "socket" && p.log.hosts.size() != 1) {
+    p.from_report = true;
+    note("NCCL's report \"Using network Socket\" not followed (TCP sockets between nodes: ccsim models RDMA "
+         "networks only)");
+  }
 }
 
 // The log's GPUs against the machine they are simulated on: a family that differs (a B200 log on
@@ -345,6 +350,40 @@ void warn_if_other_gpu(const PreparedLog& p) {
             << gpu->family << "), topology " << p.topology.name() << " has " << arch
             << " GPUs: the simulation times those" << (gpu->preset.empty() ? "" : " (" + gpu->preset + " has " + gpu->name + " GPUs)")
             << "\n";
+}
+
+// The generation of the machine's network (its NICs' links), empty on one node.
+std::string network_generation(const topo::Topology& t) {
+  for (const auto& l : t.links())
+    if (l.kind == topo::LinkKind::net) return l.generation;
+  return "";
+}
+
+// RoCE or InfiniBand, as NCCL's INFO lines list its NICs ("NET/IB : Using [0]mlx5_0:1/RoCE"): a
+// machine whose network generation neither the command nor the map named takes the link layer they
+// say, at its preset's rate (an NDR preset's RoCE is eth400); one they named is kept, with a
+// warning where the lines say otherwise.
+void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
+  const auto& layers = p.log.net_link_layers;
+  if (layers.size() != 1) return;
+  const std::string generation = network_generation(p.topology);
+  if (generation.empty()) return;
+  const bool roce = *layers.begin() == "RoCE";
+  if (roce != topo::is_infiniband(generation)) return;  // the machine already has that link layer
+  static const std::map<std::string, std::string> ethernet_of = {
+      {"edr", "eth100"}, {"hdr", "eth200"}, {"ndr", "eth400"}, {"xdr", "eth800"}};
+  const auto it = ethernet_of.find(generation);
+  if (!machine.preset.nic.empty() || !roce || it == ethernet_of.end()) {
+    std::cerr << "ccsim: warning: " << p.c.log << ": NCCL's INFO lines list " << *layers.begin() << " NICs; "
+              << (machine.preset.nic.empty() ? "the preset's network is " + generation + " (name the one it ran on with --nic)"
+                                             : "the network named for it, " + generation + ", is kept")
+              << "\n";
+    return;
+  }
+  machine.preset.nic = it->second;
+  p.topology = build_topology(machine);
+  p.machine_from_log += std::string(p.machine_from_log.empty() ? "" : "; ") + it->second +
+                        " network: NCCL's INFO lines list RoCE NICs";
 }
 
 }  // namespace
@@ -403,6 +442,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     machine.gpus_per_node = *p.log.ranks_per_host;
     p.topology = build_topology(machine);
   }
+  follow_network_report(p, machine);
   p.c.topology = machine;
   warn_if_other_gpu(p);
   const int gpus = static_cast<int>(p.topology.gpu_count());
