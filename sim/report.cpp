@@ -1,6 +1,8 @@
 #include "sim/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +29,10 @@ std::string time_text(double us) { return format_time_us(us, 7); }
 
 std::string result_text(const PerfResult& r) {
   char buf[96];
+  if (!r.simulated) {
+    std::snprintf(buf, sizeof buf, "  %7s  %6s  %6s  %5s", "N/A", "N/A", "N/A", "N/A");
+    return buf;
+  }
   const std::string wrong = r.wrong ? std::to_string(*r.wrong) : "N/A";
   std::snprintf(buf, sizeof buf, "  %s  %6.2f  %6.2f  %5s", time_text(r.time_us).c_str(), r.algbw_gbps,
                 r.busbw_gbps, wrong.c_str());
@@ -34,6 +40,7 @@ std::string result_text(const PerfResult& r) {
 }
 
 nlohmann::json result_json(const PerfResult& r) {
+  if (!r.simulated) return nlohmann::json(nullptr);
   nlohmann::json j{{"time_us", r.time_us}, {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}};
   j["wrong"] = r.wrong ? nlohmann::json(*r.wrong) : nlohmann::json(nullptr);
   return j;
@@ -55,6 +62,12 @@ void print_table(std::ostream& out, const PerfReport& report) {
       << "# write the same memory (a rank's own block of all_gather or alltoall, a broadcast root's data), so it\n"
       << "# can be faster; #wrong is the CPU executor's data check of each layout. The last columns say what ran:\n"
       << "# algorithm, protocol, channels.\n";
+  for (const char* column : {"out-of-place", "in-place"}) {
+    const bool skipped = std::any_of(report.rows.begin(), report.rows.end(), [&](const PerfRow& row) {
+      return !(std::string_view(column) == "in-place" ? row.in_place : row.out_of_place).simulated;
+    });
+    if (skipped) out << "# The " << column << " column was not simulated (ccsim perf --column): N/A.\n";
+  }
   if (is_rooted(report.kind))
     out << "# As nccl-tests times it, a call is one of a run issued back to back: the next starts along the chain\n"
         << "# while this one still forwards.\n";
@@ -63,6 +76,7 @@ void print_table(std::ostream& out, const PerfReport& report) {
   out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algorithm  proto  ch\n";
   out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
   double bus_sum = 0;
+  std::size_t bus_count = 0;  // the columns simulated
   std::uint64_t wrong_total = 0;
   bool any_checked = false;
   std::size_t host_bound = 0;
@@ -75,9 +89,13 @@ void print_table(std::ostream& out, const PerfReport& report) {
     char what[64];
     std::snprintf(what, sizeof what, "  %9s  %5s  %2d", row.algorithm.c_str(), std::string(to_string(row.protocol)).c_str(), row.channels);
     out << head << result_text(row.out_of_place) << result_text(row.in_place) << what << "\n";
-    bus_sum += row.out_of_place.busbw_gbps + row.in_place.busbw_gbps;
     for (const auto* r : {&row.out_of_place, &row.in_place})
-      if (r->wrong) {
+      if (r->simulated) {
+        bus_sum += r->busbw_gbps;
+        ++bus_count;
+      }
+    for (const auto* r : {&row.out_of_place, &row.in_place})
+      if (r->simulated && r->wrong) {
         any_checked = true;
         wrong_total += *r->wrong;
       }
@@ -85,7 +103,7 @@ void print_table(std::ostream& out, const PerfReport& report) {
   out << "# Out of bounds values : " << wrong_total << (wrong_total == 0 ? " OK" : " FAILED")
       << (any_checked ? "" : " (not checked)") << "\n";
   char avg[64];
-  std::snprintf(avg, sizeof avg, "%g", report.rows.empty() ? 0.0 : bus_sum / (2.0 * static_cast<double>(report.rows.size())));
+  std::snprintf(avg, sizeof avg, "%g", bus_count == 0 ? 0.0 : bus_sum / static_cast<double>(bus_count));
   out << "# Avg bus bandwidth    : " << avg << "\n#\n";
   if (host_bound > 0)
     out << "# " << host_bound << " of " << report.rows.size()
@@ -95,12 +113,16 @@ void print_table(std::ostream& out, const PerfReport& report) {
 void print_csv(std::ostream& out, const PerfReport& report) {
   out << "collective,topology,ranks,size_bytes,count,type,redop,root,algorithm,protocol,channels,"
          "oop_time_us,oop_algbw_gbps,oop_busbw_gbps,oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong\n";
-  auto wrong = [](const PerfResult& r) { return r.wrong ? std::to_string(*r.wrong) : std::string("N/A"); };
+  // A column not simulated (ccsim perf --column) leaves its four fields empty.
+  auto fields = [](const PerfResult& r) {
+    if (!r.simulated) return std::string(",,,");
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.6f,%.6f,%.6f,%s", r.time_us, r.algbw_gbps, r.busbw_gbps,
+                  r.wrong ? std::to_string(*r.wrong).c_str() : "N/A");
+    return std::string(buf);
+  };
   for (const auto& row : report.rows) {
-    char nums[256];
-    std::snprintf(nums, sizeof nums, "%.6f,%.6f,%.6f,%s,%.6f,%.6f,%.6f,%s", row.out_of_place.time_us,
-                  row.out_of_place.algbw_gbps, row.out_of_place.busbw_gbps, wrong(row.out_of_place).c_str(),
-                  row.in_place.time_us, row.in_place.algbw_gbps, row.in_place.busbw_gbps, wrong(row.in_place).c_str());
+    const std::string nums = fields(row.out_of_place) + "," + fields(row.in_place);
     out << to_string(report.kind) << "," << report.topology << "," << report.nranks << "," << row.spec.size_bytes()
         << "," << row.spec.count << "," << to_string(row.spec.type) << "," << redop_name(row.spec) << ","
         << root_column(row.spec) << "," << row.algorithm << "," << to_string(row.protocol) << "," << row.channels

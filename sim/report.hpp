@@ -19,6 +19,7 @@ struct PerfResult {
   double algbw_gbps = 0;  // GB/s = 1e9 B/s
   double busbw_gbps = 0;
   std::optional<std::uint64_t> wrong;  // empty: not checked (N/A)
+  bool simulated = true;  // false: this column was not simulated (ccsim perf --column): all N/A
 };
 
 struct PerfRow {

@@ -45,6 +45,7 @@ struct PerfArgs {
   std::vector<std::string> levels;
   std::string trace_file;
   bool links = false;
+  std::string column = "both";  // the table's columns to simulate: both, out-of-place or in-place
 };
 
 int run_perf(const PerfArgs& a) {
@@ -88,6 +89,9 @@ int run_perf(const PerfArgs& a) {
     if (selection.nccl_release == 0) throw Error("--nccl: expected an NCCL 2.x version such as 2.26, got \"" + a.nccl_version + "\"");
   }
   const Planner planner(topology, model, nranks, selection);
+  const Columns columns = a.column == "out-of-place" ? Columns::out_of_place
+                          : a.column == "in-place"   ? Columns::in_place
+                                                     : Columns::both;
   const bool check = a.check != 0;
   const Bytes check_limit = parse_bytes(a.check_limit);
 
@@ -134,9 +138,12 @@ int run_perf(const PerfArgs& a) {
         for (auto& c : candidates) {
           c.check = check;
           c.check_limit_bytes = check_limit;
+          c.columns = columns;
         }
         const Point p = measure_best(spec, topology, model, candidates, engine);
         report.rows.push_back(p.row);
+        report.rows.back().out_of_place.simulated = columns != Columns::in_place;
+        report.rows.back().in_place.simulated = columns != Columns::out_of_place;
         if (!a.trace_file.empty() || a.links) last = Last{spec, candidate_of(p, candidates), p.row.out_of_place.time_us * 1e-6};
         if (engine.record_steps)
           timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
@@ -231,6 +238,12 @@ Runner add_perf(CLI::App& app) {
                   "Write a Chrome trace (ui.perfetto.dev) of the last (largest) point: a track per rank and stream, a "
                   "utilisation counter per link");
   cmd->add_flag("--links", args->links, "Print the links of the last (largest) point, busiest first: the bottleneck");
+  cmd->add_option("--column", args->column,
+                  "Columns to simulate: both (as nccl-tests prints them), out-of-place or in-place; the other prints "
+                  "N/A. Where the two differ (all_gather and alltoall drop a rank's own block in place) one column "
+                  "takes half the time")
+      ->check(CLI::IsMember({"both", "out-of-place", "in-place"}))
+      ->capture_default_str();
   return [args, cmd] {
     refuse_idle_fabric_options(*cmd, args->topology);
     return run_perf(*args);
