@@ -444,6 +444,7 @@ class LogParser {
   bool take_nccl_line(int number, std::string_view raw, std::string_view body, const Tokens& tokens) {
     if (const auto layout = column_header(tokens)) {
       layout_ = *layout;
+      log_.error_column = log_.error_column || layout_.check == CheckColumn::error;
       return true;
     }
     if (placement_banner(tokens)) {

@@ -97,6 +97,9 @@ struct NcclLog {
   // 2.27+ may run its symmetric-memory kernels). Empty: none (the header does not say).
   std::optional<int> registration;
   bool summary_table = false;  // a markdown size | busbw table, not raw output
+  // The table's check column is nccl-tests' old maximum error ("error"), which its releases of the
+  // NCCL 2.9 era and before printed, not the later count of wrong elements ("#wrong").
+  bool error_column = false;
   // What NCCL's INFO lines say of its network: the link layers of the NICs its "NET/IB : Using
   // [0]mlx5_0:1/RoCE ..." lines list ("IB", "RoCE"), and the network its "Using network X" line
   // names ("IB", "Socket", "AWS Libfabric", ...). Empty: the log does not say.

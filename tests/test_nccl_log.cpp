@@ -578,6 +578,20 @@ TEST_CASE("nccl log: NCCL's debug output is recognised, and what it reports of t
   CHECK(parse("the run printed words and then NCCL INFO somewhere\n").problems.size() == 1);
 }
 
+TEST_CASE("nccl log: nccl-tests' old table, with a maximum error column, is told from the #wrong one") {
+  CHECK_FALSE(parse(kNewLayout).error_column);
+  const char* old_table =
+      "# nThread 1 nGpus 8 minBytes 1 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 0\n"
+      "#\n"
+      "#                                                     out-of-place                       in-place\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "           8             2   float     sum    34.47    0.00    0.00  0e+00    34.18    0.00    0.00  0e+00\n";
+  const NcclLog old = parse(old_table, "x-8g-allreduce-1.log");
+  CHECK(old.error_column);
+  CHECK(old.rows.size() == 1);
+}
+
 TEST_CASE("nccl log: NCCL's INFO lines say which network it drove: the NICs' link layer and the transport") {
   const auto network = [](const std::string& lines) { return parse(lines + kNewLayout); };
   const NcclLog roce = network(

@@ -70,6 +70,7 @@ struct LogResult {
   std::string topology, model;
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
+  bool model_from_format = false;  // the model's NCCL era read off nccl-tests' old table layout
   std::string from_command;      // PreparedLog::from_command
   bool from_report = false;      // PreparedLog::from_report
   std::vector<RowResult> rows;
@@ -135,6 +136,8 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
+  out.model_from_format = a.model_file.empty() && prepared.c.model.empty() && prepared.log.nccl_version.empty() &&
+                          !model_release(prepared).empty() && model.name() != topology.gpu_arch();
   out.from_command = prepared.from_command;
   out.from_report = prepared.from_report;
   out.model = model.name();
@@ -188,6 +191,9 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
+  if (r.model_from_format)
+    o << "#   model " << r.model << ": the log states no NCCL release; its nccl-tests table (a maximum 'error' column, "
+      << "not '#wrong') dates it to NCCL 2.9 or earlier\n";
   if (r.graph_launches > 0)
     o << "#   timed as " << r.graph_launches << " CUDA-graph launch" << (r.graph_launches > 1 ? "es" : "")
       << " of the loop (nccl-tests -G), which ccsim does not model: it simulates calls launched one by one, so a\n"

@@ -103,6 +103,9 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
 // its NCCL, else the one for the NCCL release the log states (Model::builtin_name_for), else its
 // GPU family's.
 std::string default_model_name(const PreparedLog& p);
+// The NCCL release a log's model follows: the one it states, else, for a table in nccl-tests' old
+// layout (a maximum "error" column, not "#wrong"), "2.8" for its era; empty when neither says.
+std::string model_release(const PreparedLog& p);
 // The NCCL release (2.x minor) whose cost model decides for the log: the map's, else the log's; 0:
 // neither states one (2.30's then).
 int nccl_release(const PreparedLog& p);
