@@ -151,6 +151,15 @@ std::string Model::builtin_name_for(const std::string& family, const std::string
   return family;
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>> Model::release_models(const std::string& family) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& name : builtin_names()) {
+    const Model m = builtin(name);
+    if (m.nccl_family_ == family && !m.nccl_releases_.empty()) out.emplace_back(name, m.nccl_releases_);
+  }
+  return out;
+}
+
 Model Model::load_file(const std::string& path) { return from_json(parse_json(read_text_file(path), path), path); }
 
 Model Model::named(const std::string& name_or_path) {

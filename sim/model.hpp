@@ -49,6 +49,9 @@ class Model {
   // "for_nccl" names that family and the release's major.minor (e.g. ampere-nccl2.8 for 2.7-2.8),
   // else the family's own. NCCL releases change kernels, not only tuning.
   static std::string builtin_name_for(const std::string& family, const std::string& nccl_version);
+  // The built-in models that stand for older NCCL releases of GPU `family`: each name with the
+  // releases its "for_nccl" lists ("2.7", "2.8").
+  static std::vector<std::pair<std::string, std::vector<std::string>>> release_models(const std::string& family);
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }

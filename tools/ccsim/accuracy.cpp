@@ -71,6 +71,9 @@ struct LogResult {
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string machine_from_log;  // PreparedLog::machine_from_log
   bool model_from_format = false;  // the model's NCCL era read off nccl-tests' old table layout
+  // The log states no NCCL release and its GPU family has models of older releases: named in the
+  // header, so that a run of one of them can take its model (--model).
+  std::string release_models;
   std::string from_command;      // PreparedLog::from_command
   bool from_report = false;      // PreparedLog::from_report
   std::vector<RowResult> rows;
@@ -138,6 +141,12 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.machine_from_log = prepared.machine_from_log;
   out.model_from_format = a.model_file.empty() && prepared.c.model.empty() && prepared.log.nccl_version.empty() &&
                           !model_release(prepared).empty() && model.name() != topology.gpu_arch();
+  if (a.model_file.empty() && prepared.c.model.empty() && prepared.c.nccl.empty() && model_release(prepared).empty())
+    for (const auto& [name, releases] : Model::release_models(topology.gpu_arch())) {
+      std::string list;
+      for (const auto& r : releases) list += (list.empty() ? "" : ", ") + r;
+      out.release_models += (out.release_models.empty() ? "" : ", ") + name + " (NCCL " + list + ")";
+    }
   out.from_command = prepared.from_command;
   out.from_report = prepared.from_report;
   out.model = model.name();
@@ -191,6 +200,9 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
+  if (!r.release_models.empty())
+    o << "#   model " << r.model << ": the log states no NCCL release, so its family's model for current releases runs; "
+      << "a run of an older one takes its own with --model: " << r.release_models << "\n";
   if (r.model_from_format)
     o << "#   model " << r.model << ": the log states no NCCL release; its nccl-tests table (a maximum 'error' column, "
       << "not '#wrong') dates it to NCCL 2.9 or earlier\n";
