@@ -545,8 +545,7 @@ class LogParser {
   // transport drives with their link layer (InfiniBand or RoCE); "Using network IB" names the
   // network plugin or transport NCCL chose (src/transport/net_ib.cc, init.cc).
   void take_network_report(std::string_view body, const Tokens& tokens, std::size_t first) {
-    if (first + 1 < tokens.size() && tokens[first] == "Using" && tokens[first + 1] == "network" &&
-        first + 2 < tokens.size()) {
+    if (first + 2 < tokens.size() && tokens[first] == "Using" && tokens[first + 1] == "network") {
       const auto from = static_cast<std::size_t>(tokens[first + 2].data() - body.data());
       log_.nccl_network = std::string(trim(body.substr(from)));
       return;

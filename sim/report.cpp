@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -62,12 +62,9 @@ void print_table(std::ostream& out, const PerfReport& report) {
       << "# write the same memory (a rank's own block of all_gather or alltoall, a broadcast root's data), so it\n"
       << "# can be faster; #wrong is the CPU executor's data check of each layout. The last columns say what ran:\n"
       << "# algorithm, protocol, channels.\n";
-  for (const char* column : {"out-of-place", "in-place"}) {
-    const bool skipped = std::any_of(report.rows.begin(), report.rows.end(), [&](const PerfRow& row) {
-      return !(std::string_view(column) == "in-place" ? row.in_place : row.out_of_place).simulated;
-    });
-    if (skipped) out << "# The " << column << " column was not simulated (ccsim perf --column): N/A.\n";
-  }
+  for (const auto& [column, result] : {std::pair{"out-of-place", &PerfRow::out_of_place}, std::pair{"in-place", &PerfRow::in_place}})
+    if (std::any_of(report.rows.begin(), report.rows.end(), [&](const PerfRow& row) { return !(row.*result).simulated; }))
+      out << "# The " << column << " column was not simulated (ccsim perf --column): N/A.\n";
   if (is_rooted(report.kind))
     out << "# As nccl-tests times it, a call is one of a run issued back to back: the next starts along the chain\n"
         << "# while this one still forwards.\n";
@@ -89,16 +86,15 @@ void print_table(std::ostream& out, const PerfReport& report) {
     char what[64];
     std::snprintf(what, sizeof what, "  %9s  %5s  %2d", row.algorithm.c_str(), std::string(to_string(row.protocol)).c_str(), row.channels);
     out << head << result_text(row.out_of_place) << result_text(row.in_place) << what << "\n";
-    for (const auto* r : {&row.out_of_place, &row.in_place})
-      if (r->simulated) {
-        bus_sum += r->busbw_gbps;
-        ++bus_count;
-      }
-    for (const auto* r : {&row.out_of_place, &row.in_place})
-      if (r->simulated && r->wrong) {
+    for (const auto* r : {&row.out_of_place, &row.in_place}) {
+      if (!r->simulated) continue;
+      bus_sum += r->busbw_gbps;
+      ++bus_count;
+      if (r->wrong) {
         any_checked = true;
         wrong_total += *r->wrong;
       }
+    }
   }
   out << "# Out of bounds values : " << wrong_total << (wrong_total == 0 ? " OK" : " FAILED")
       << (any_checked ? "" : " (not checked)") << "\n";

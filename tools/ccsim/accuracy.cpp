@@ -139,9 +139,12 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
-  out.model_from_format = a.model_file.empty() && prepared.c.model.empty() && prepared.log.nccl_version.empty() &&
-                          !model_release(prepared).empty() && model.name() != topology.gpu_arch();
-  if (a.model_file.empty() && prepared.c.model.empty() && prepared.c.nccl.empty() && model_release(prepared).empty())
+  // Where neither the command nor the map names the model, the log's release (or era) chose it.
+  const bool model_from_log = a.model_file.empty() && prepared.c.model.empty();
+  const std::string release = model_release(prepared);
+  out.model_from_format = model_from_log && prepared.log.nccl_version.empty() && !release.empty() &&
+                          model.name() != topology.gpu_arch();
+  if (model_from_log && prepared.c.nccl.empty() && release.empty())
     for (const auto& [name, releases] : Model::release_models(topology.gpu_arch())) {
       std::string list;
       for (const auto& r : releases) list += (list.empty() ? "" : ", ") + r;

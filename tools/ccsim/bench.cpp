@@ -24,7 +24,7 @@ struct BenchArgs {
 };
 
 // A comma-separated list of positive counts; "0" alone (where allowed) is the empty list.
-std::vector<int> counts_of(const std::string& option, const std::string& list, bool zero_is_none) {
+std::vector<int> counts_of(const std::string& option, const std::string& list, const char* example, bool zero_is_none) {
   if (zero_is_none && list == "0") return {};
   std::vector<int> counts;
   std::stringstream ss(list);
@@ -32,8 +32,7 @@ std::vector<int> counts_of(const std::string& option, const std::string& list, b
     try {
       counts.push_back(std::stoi(item));
     } catch (const std::exception&) {
-      throw Error(option + ": \"" + item + "\" is not a number (expected a comma-separated list such as " +
-                  (option == "--gpus" ? "64,512,1024" : "2,4,8") + ")");
+      throw Error(option + ": \"" + item + "\" is not a number (expected a comma-separated list such as " + example + ")");
     }
     if (counts.back() < 1) throw Error(option + ": counts must be positive" + (zero_is_none ? " (or 0 alone: none)" : ""));
   }
@@ -64,8 +63,8 @@ void bench_alltoall(int nodes, Bytes size) {
 }
 
 int run_bench(const BenchArgs& a) {
-  const std::vector<int> counts = counts_of("--gpus", a.gpus, false);
-  const std::vector<int> alltoall_nodes = counts_of("--alltoall-nodes", a.alltoall_nodes, true);
+  const std::vector<int> counts = counts_of("--gpus", a.gpus, "64,512,1024", false);
+  const std::vector<int> alltoall_nodes = counts_of("--alltoall-nodes", a.alltoall_nodes, "2,4,8", true);
   const Bytes size = parse_bytes(a.size);
   if (size % 4 != 0) throw Error("--size must be a multiple of 4 bytes (float elements)");
   if (a.channels < 1) throw Error("--channels must be at least 1");
