@@ -144,9 +144,12 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
 
 // NCCL's point-to-point channels (paths.cc ncclTopoGetNchannels, ncclTopoComputeP2pChannels): a
 // peer over NVLink (not through another GPU) allows two channels per link's worth of the path's
-// bandwidth, any other local peer two, a network peer two, halved while twice the ranks exceed four
-// times the p2p channels (with at least the NICs the GPU needs, one here); the fewest any peer
-// allows, rounded up to a power of two, is the per-peer limit for all.
+// bandwidth, any other local peer two, a network peer two, from NCCL 2.20 halved while twice the
+// ranks exceed four times the p2p channels (with at least the NICs the GPU needs, one here); the
+// fewest any peer allows, rounded up to a power of two, is the per-peer limit for all. Before 2.20
+// a network peer had NCCL_NCHANNELS_PER_NET_PEER's 2 at any scale: in NVIDIA/nccl issue 1272
+// sendrecv_perf on 8 GH200 nodes (32 ranks) moved 24.2 GB/s under 2.19.4 and 18.3 under 2.20.5,
+// 24.2 again with NCCL_NCHANNELS_PER_NET_PEER=4.
 void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
   const int channels = std::min(collective_channels(s), kMaxChannels);
   int per_peer = channels;
@@ -162,7 +165,8 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
     }
   if (v.nodes > 1) {
     int net = 2;
-    while (net * s.ranks > channels * 4 && net > 1) net /= 2;
+    const int release = s.release == 0 ? kLatestRelease : s.release;
+    while (release >= 20 && net * s.ranks > channels * 4 && net > 1) net /= 2;
     per_peer = std::min(per_peer, net);
   }
   auto pow2_up = [](int n) { return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, n)))); };
@@ -242,8 +246,9 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
   return 0;
 }
 
-System describe(const topo::Topology& t, int nranks) {
+System describe(const topo::Topology& t, int nranks, int release) {
   System s;
+  s.release = release;
   s.arch = arch_of(t.gpu_arch());
   s.ranks = nranks;
   const NodeView v = view(t, nranks);

@@ -12,8 +12,9 @@
 
 namespace ccsim::nccl {
 
-// The cost model's inputs for a communicator of the first `nranks` GPUs (rank order) of `t`.
-System describe(const topo::Topology& t, int nranks);
+// The cost model's inputs for a communicator of the first `nranks` GPUs (rank order) of `t`, as
+// NCCL release 2.`release` sets them up (0: the latest, System::release).
+System describe(const topo::Topology& t, int nranks, int release = 0);
 
 // Whether the machine's sockets are AMD (xGMI between them): NCCL's AMD rows and overheads apply.
 bool has_amd_cpu(const topo::Topology& t);

@@ -33,13 +33,21 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     for (const auto& step : stream.steps)
       if (step.kind == StepKind::send) pairs.insert({stream.rank, step.peer});
 
+  // NCCL's collective algorithms cross nodes on the NICs their graphs give each channel; every
+  // other algorithm is made of point-to-point operations, which take the peer's rail (PXN).
+  static const std::set<std::string> kCollectiveAlgorithms = {
+      "ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat", "hierarchical"};
+  const bool point_to_point = kCollectiveAlgorithms.count(schedule.algorithm) == 0;
+
   // One platform link per topology link, or per group of parallel links a hop stripes over.
   std::map<std::vector<topo::LinkId>, std::size_t> link_index;
   auto device_name = [&](topo::DeviceId d) { return topology.device(d).name; };
   // A GPU reaches an NVLS switch endpoint through its NVLink port; the switch answers back through it.
   auto route_between = [&](int src, int dst) {
     if (!schedule.is_switch(src) && !schedule.is_switch(dst))
-      return topology.route(static_cast<std::size_t>(src), static_cast<std::size_t>(dst));
+      return point_to_point ? topology.p2p_operation_route(static_cast<std::size_t>(src), static_cast<std::size_t>(dst),
+                                                           static_cast<std::size_t>(plan.ranks_))
+                            : topology.route(static_cast<std::size_t>(src), static_cast<std::size_t>(dst));
     if (schedule.is_switch(src) && schedule.is_switch(dst))
       throw Error("schedule " + schedule.algorithm + ": a switch endpoint cannot send to another switch");
     const int gpu = schedule.is_switch(src) ? dst : src;

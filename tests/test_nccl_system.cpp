@@ -246,6 +246,13 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::p2p_operation_channels(b200, 128 << 10) == 1);
   CHECK(nccl::p2p_operation_channels(b200, 256 << 10) == 2);
   CHECK(nccl::p2p_operation_channels(b200, std::uint64_t{1} << 30) == 2);
+  // Eight 4-GPU GH200 nodes (32 ranks on 16 p2p channels): from NCCL 2.20 a network peer's 2
+  // channels halve to 1 (2 x 32 > 4 x 16); 2.19 keeps 2 (NVIDIA/nccl issue 1272: sendrecv 24.2
+  // GB/s under 2.19.4, 18.3 under 2.20.5).
+  o.nodes = 8;
+  CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32).p2p_channels_per_peer == 1);
+  CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32, 20).p2p_channels_per_peer == 1);
+  CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32, 19).p2p_channels_per_peer == 2);
   // A DGX-1: one NVLink lane to some peers, none to others (through a GPU or PCIe): 2 per peer.
   CHECK(nccl::describe(topo::make_preset("dgx1-v100"), 8).p2p_channels_per_peer == 2);
   // Small operations go with LL: up to 16 KiB times the per-peer limit (2.19+), 16 KiB before,

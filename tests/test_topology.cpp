@@ -14,9 +14,9 @@ using namespace ccsim;
 using namespace ccsim::topo;
 
 namespace {
-std::vector<std::string> route_names(const Topology& t, std::size_t a, std::size_t b) {
+std::vector<std::string> hop_names(const Topology& t, const Route& r) {
   std::vector<std::string> out;
-  for (const auto& hop : t.route(a, b).hops) {
+  for (const auto& hop : r.hops) {
     std::string names;
     for (auto l : hop.links) {
       const Link& link = t.link(l);
@@ -27,6 +27,7 @@ std::vector<std::string> route_names(const Topology& t, std::size_t a, std::size
   }
   return out;
 }
+std::vector<std::string> route_names(const Topology& t, std::size_t a, std::size_t b) { return hop_names(t, t.route(a, b)); }
 }  // namespace
 
 TEST_CASE("dgx-h100: NVLink through all four NVSwitch planes, 18 lanes, NVLS-capable") {
@@ -59,6 +60,42 @@ TEST_CASE("multi-node dgx-h100: same-rail traffic stays on its leaf, cross-rail 
   for (std::size_t b = 8; b < 32; ++b)
     if (b % 8 != 3) spines.insert(route_names(t, 3, b)[3]);
   CHECK(spines.size() > 1);
+}
+
+TEST_CASE("point-to-point operations across nodes take the peer's rail through a relay GPU (PXN)") {
+  PresetOptions o;
+  o.nodes = 4;
+  Topology t = make_preset("dgx-h100", o);
+  // GPU 3 of node 0 to GPU 4 of node 2 (NCCL_P2P_PXN_LEVEL 2, the default): over NVLink to GPU 4
+  // of node 0, whose NIC reads the data, then rail 4 only: no spine.
+  const auto pxn = hop_names(t, t.p2p_operation_route(3, 20, 32));
+  REQUIRE(pxn.size() == 8);
+  CHECK(pxn[1].rfind("n0.gpu4", 0) == 0);  // from each NVSwitch plane
+  CHECK(std::vector<std::string>(pxn.begin() + 2, pxn.end()) ==
+        std::vector<std::string>{"n0.pcie4", "n0.nic4", "leaf4", "n2.nic4", "n2.pcie4", "n2.gpu4"});
+  CHECK(t.p2p_operation_route(3, 20, 32).latency_class == LatencyClass::net);
+  // The same rail, and GPUs of one node, route as collectives do.
+  CHECK(hop_names(t, t.p2p_operation_route(3, 19, 32)) == route_names(t, 3, 19));
+  CHECK(hop_names(t, t.p2p_operation_route(3, 4, 32)) == route_names(t, 3, 4));
+  // The relay must be a rank of the communicator: GPU 2 of node 2 (rank 18) sends to GPU 4 of node
+  // 0 through GPU 4 of node 2, rank 20, which a 20-rank communicator lacks (its own NIC then) and a
+  // 21-rank one has.
+  CHECK(hop_names(t, t.p2p_operation_route(18, 4, 20)) == route_names(t, 18, 4));
+  CHECK(hop_names(t, t.p2p_operation_route(18, 4, 21))[1].rfind("n2.gpu4", 0) == 0);
+  // Level 1 relays only where the sender's own path to that NIC is farther than PXB, as on DGX
+  // H100 (through the CPU); level 0 keeps the sender's NIC.
+  t.set_p2p_pxn_level(1);
+  CHECK(hop_names(t, t.p2p_operation_route(3, 20, 32)) == pxn);
+  t.set_p2p_pxn_level(0);
+  CHECK(hop_names(t, t.p2p_operation_route(3, 20, 32)) == route_names(t, 3, 20));
+  // Nor is there a relay where NCCL_P2P_LEVEL keeps GPUs from writing each other's memory.
+  t.set_p2p_pxn_level(2);
+  t.set_p2p_level(PathLevel::loc);
+  CHECK(hop_names(t, t.p2p_operation_route(3, 20, 32)) == route_names(t, 3, 20));
+  CHECK_THROWS_WITH_AS(t.set_p2p_pxn_level(3), "NCCL_P2P_PXN_LEVEL is 0, 1 or 2, not 3", Error);
+  // A GH200 reaches its NIC through its Grace (C2C), beyond PXB: no relay.
+  const Topology gh = make_preset("gh200-quad", o);
+  CHECK(hop_names(gh, gh.p2p_operation_route(3, 4, 16)) == hop_names(gh, gh.route(3, 4)));
 }
 
 TEST_CASE("rings across nodes change node only between GPUs of the same rail") {

@@ -124,6 +124,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
   pcie_p2p_ = other.pcie_p2p_;
   net_gdr_level_ = other.net_gdr_level_;
   p2p_level_ = other.p2p_level_;
+  p2p_pxn_level_ = other.p2p_pxn_level_;
   gdr_cache_ = other.gdr_cache_;
   rebuild_graph();
   other.devices_.clear();
@@ -158,6 +159,7 @@ Topology Topology::without(const std::function<bool(DeviceId)>& drop_device,
   t.pcie_p2p_ = pcie_p2p_;
   t.net_gdr_level_ = net_gdr_level_;
   t.p2p_level_ = p2p_level_;
+  t.p2p_pxn_level_ = p2p_pxn_level_;
   return t;
 }
 

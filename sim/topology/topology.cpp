@@ -216,6 +216,15 @@ PathLevel level_of(const std::string& pcie_path) {
          : pcie_path == "SYS" ? PathLevel::sys
                               : PathLevel::phb;
 }
+
+// ECMP-like hash of a GPU pair (splitmix64 finaliser): well mixed even for pairs a rail apart.
+std::size_t pair_spread(std::size_t src_gpu, std::size_t dst_gpu) {
+  std::uint64_t h = (static_cast<std::uint64_t>(src_gpu) << 32) ^ dst_gpu;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return static_cast<std::size_t>(h);
+}
 }  // namespace
 
 Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
@@ -229,6 +238,51 @@ Route Topology::route(std::size_t src_gpu, std::size_t dst_gpu) const {
   Route out = through_memory(src, nearest_cpu(dst, spread), dst, spread);
   out.latency_class = LatencyClass::pcie;
   out.via_cpu = out.shm = true;
+  return out;
+}
+
+void Topology::set_p2p_pxn_level(int level) {
+  if (level < 0 || level > 2) throw Error("NCCL_P2P_PXN_LEVEL is 0, 1 or 2, not " + std::to_string(level));
+  p2p_pxn_level_ = level;
+}
+
+Route Topology::p2p_operation_route(std::size_t src_gpu, std::size_t dst_gpu, std::size_t ranks) const {
+  const DeviceId src = gpu(src_gpu), dst = gpu(dst_gpu);
+  const auto plain = [&] { return route(src_gpu, dst_gpu); };
+  // The sender writes into the relay's memory by P2P: none where NCCL_P2P_LEVEL forbids it over NVLink.
+  if (p2p_pxn_level_ == 0 || p2p_level_ < PathLevel::nvl || devices_[src].node == devices_[dst].node ||
+      nics_of_node(devices_[src].node).empty() || nics_of_node(devices_[dst].node).empty())
+    return plain();
+  // The GPU of the sender's node with the peer's device index (NCCL matches the peer's nvmlDev),
+  // and the NIC local to it: the peer's rail.
+  auto node_gpus = [&](int node) {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < std::min(ranks, gpus_.size()); ++i)
+      if (devices_[gpus_[i]].node == node) out.push_back(i);
+    return out;
+  };
+  const std::vector<std::size_t> theirs = node_gpus(devices_[dst].node), ours = node_gpus(devices_[src].node);
+  const auto at = std::find(theirs.begin(), theirs.end(), dst_gpu) - theirs.begin();
+  if (static_cast<std::size_t>(at) >= ours.size()) return plain();
+  const std::size_t relay_index = ours[static_cast<std::size_t>(at)];
+  const DeviceId relay = gpu(relay_index), nic = gpu_nic(relay);
+  if (nic == gpu_nic(src)) return plain();
+  const std::size_t spread = pair_spread(src_gpu, dst_gpu);
+  if (p2p_pxn_level_ == 1 && level_of(pcie_class(*this, src, nic)) <= PathLevel::pxb)
+    return across_nodes(src, nic, dst, spread);
+  // The relay must be NVLink-near (a lane or a shared NVSwitch, not through a third GPU) and within
+  // PXB of the NIC; the sender's kernel writes into its memory, the relay's proxy posts the sends.
+  const Route to_relay = p2p_route(src_gpu, relay_index);
+  if (to_relay.through_gpu || links_[to_relay.hops.front().links.front()].kind != LinkKind::nvlink ||
+      level_of(pcie_class(*this, relay, nic)) > PathLevel::pxb)
+    return plain();
+  Route out = to_relay;
+  const Route rest = across_nodes(relay, nic, dst, spread);
+  if (rest.host_leg != SIZE_MAX) out.host_leg = out.hops.size() + rest.host_leg;
+  out.hops.insert(out.hops.end(), rest.hops.begin(), rest.hops.end());
+  out.device_latency_s += rest.device_latency_s + devices_[relay].latency_s;
+  out.via_cpu = rest.via_cpu;
+  out.latency_class = LatencyClass::net;
   return out;
 }
 
@@ -309,12 +363,7 @@ Route Topology::p2p_route(std::size_t src_gpu, std::size_t dst_gpu) const {
   if (route.through_gpu) return route;
 
   // 4. Shortest path whose intermediate devices are not GPUs.
-  // ECMP-like hash of the pair (splitmix64 finaliser): well mixed even for pairs a rail apart.
-  std::uint64_t h = (static_cast<std::uint64_t>(src_gpu) << 32) ^ dst_gpu;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  h ^= h >> 31;
-  const auto spread = static_cast<std::size_t>(h);
+  const std::size_t spread = pair_spread(src_gpu, dst_gpu);
   if (devices_[src].node == devices_[dst].node && !pcie_p2p_) {
     // SHM: the sender's stores cross to the receiver's nearest CPU (its memory), the receiver's
     // loads bring them back down from there.
@@ -327,14 +376,19 @@ Route Topology::p2p_route(std::size_t src_gpu, std::size_t dst_gpu) const {
       nics_of_node(devices_[dst].node).empty())
     return shortest_path(src, [dst](DeviceId d) { return d == dst; }, spread);
   // Across nodes each end uses its own NIC (NCCL's GPU-NIC affinity); only the fabric between the
-  // two NICs is left to equal-cost spreading. An end without GPUDirect RDMA goes through host
-  // memory at its GPU's CPU (where NCCL's proxy allocates the buffer): the sender stores into it
-  // and the NIC reads it, or the NIC writes it and the receiver loads from it.
-  const DeviceId src_nic = gpu_nic(src), dst_nic = gpu_nic(dst);
-  const bool gdr_send = gdr(src, src_nic, true), gdr_recv = gdr(dst, dst_nic, false);
-  Route out = gdr_send ? shortest_path(src, [src_nic](DeviceId d) { return d == src_nic; }, spread)
-                       : through_memory(src, nearest_cpu(src, spread), src_nic, spread);
-  const Route across = shortest_path(src_nic, [dst_nic](DeviceId d) { return d == dst_nic; }, spread);
+  // two NICs is left to equal-cost spreading.
+  return across_nodes(src, gpu_nic(src), dst, spread);
+}
+
+Route Topology::across_nodes(DeviceId sender, DeviceId nic, DeviceId dst, std::size_t spread) const {
+  // An end without GPUDirect RDMA goes through host memory at its GPU's CPU (where NCCL's proxy
+  // allocates the buffer): the sender stores into it and the NIC reads it, or the NIC writes it and
+  // the receiver loads from it.
+  const DeviceId dst_nic = gpu_nic(dst);
+  const bool gdr_send = gdr(sender, nic, true), gdr_recv = gdr(dst, dst_nic, false);
+  Route out = gdr_send ? shortest_path(sender, [nic](DeviceId d) { return d == nic; }, spread)
+                       : through_memory(sender, nearest_cpu(sender, spread), nic, spread);
+  const Route across = shortest_path(nic, [dst_nic](DeviceId d) { return d == dst_nic; }, spread);
   Route in;
   std::size_t host_leg = SIZE_MAX;
   if (gdr_recv) {

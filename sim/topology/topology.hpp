@@ -168,6 +168,17 @@ class Topology {
   Route route(std::size_t src_gpu, std::size_t dst_gpu) const;
   // route() as P2P would go, whatever p2p_level says (the hardware's path, as nvidia-smi shows it).
   Route p2p_route(std::size_t src_gpu, std::size_t dst_gpu) const;
+  // The route of NCCL's point-to-point operations (send/recv: alltoall, sendrecv, gather, scatter),
+  // which is route() but across nodes under PXN (NCCL_P2P_PXN_LEVEL, src/graph/topo.cc
+  // ncclTopoGetNetDev): the sender uses the NIC of the peer's rail, the one local to the GPU of
+  // its node with the peer's device index, so that traffic stays on that rail. Level 2 (NCCL's
+  // default) hands the data over NVLink to the GPU closest to that NIC, which the NIC reads from,
+  // wherever that GPU is NVLink-near (NVL) and itself within PXB of the NIC; level 1 only where
+  // the sender is farther from that NIC than PXB (else it uses that NIC itself); 0 keeps route().
+  // Only the first `ranks` GPUs are in the communicator, and only they relay.
+  Route p2p_operation_route(std::size_t src_gpu, std::size_t dst_gpu, std::size_t ranks) const;
+  void set_p2p_pxn_level(int level);
+  int p2p_pxn_level() const { return p2p_pxn_level_; }
   // The path class NCCL gives the P2P route of two GPUs of a node (NVL, NVB or the PCIe class).
   PathLevel p2p_class(std::size_t src_gpu, std::size_t dst_gpu) const;
   // The shortest path between any two devices (GPUs never forward).
@@ -231,6 +242,9 @@ class Topology {
   DeviceId nearest_cpu(DeviceId device, std::size_t spread) const;
   // The path from a to b through the memory of `cpu`: a's path up to it, then its path to b.
   Route through_memory(DeviceId a, DeviceId cpu, DeviceId b, std::size_t spread) const;
+  // From the memory of GPU `sender` through its node's NIC `nic` to GPU `dst` of another node,
+  // which receives through its own NIC; an end without GPUDirect RDMA is staged in host memory.
+  Route across_nodes(DeviceId sender, DeviceId nic, DeviceId dst, std::size_t spread) const;
   // gdr() answers, by (GPU, NIC, read): each takes graph searches, and route() asks for every pair
   // across nodes. Guarded: simulations on several threads may share one topology.
   struct GdrCache {
@@ -247,6 +261,7 @@ class Topology {
   bool pcie_p2p_ = true;
   PathLevel net_gdr_level_ = PathLevel::pxb;
   PathLevel p2p_level_ = PathLevel::sys;
+  int p2p_pxn_level_ = 2;  // NCCL_P2P_PXN_LEVEL's default
   std::shared_ptr<GdrCache> gdr_cache_ = std::make_shared<GdrCache>();
 };
 

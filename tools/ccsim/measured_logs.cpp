@@ -330,6 +330,19 @@ void apply_command_settings(PreparedLog& p) {
     }
   }
   level_setting("NCCL_P2P_LEVEL", p.c.topology.p2p_level, p2p);
+  // NCCL_PXN_DISABLE=1 turns PXN off whatever NCCL_P2P_PXN_LEVEL says (ncclPxnDisable).
+  const bool pxn_off = setting("NCCL_PXN_DISABLE") == std::optional<std::string>("1");
+  const auto pxn = pxn_off ? std::optional<std::string>("0") : setting("NCCL_P2P_PXN_LEVEL");
+  const std::string pxn_name = pxn_off ? "NCCL_PXN_DISABLE" : "NCCL_P2P_PXN_LEVEL";
+  if (pxn) {
+    const std::string& value = pxn_off ? std::string("1") : *pxn;
+    if (p.c.topology.p2p_pxn_level) note(said(pxn_name, value) + " overridden");
+    else if (*pxn != "0" && *pxn != "1" && *pxn != "2") note(said(pxn_name, value) + " not understood");
+    else {
+      p.c.topology.p2p_pxn_level = std::stoi(*pxn);
+      note(said(pxn_name, value));
+    }
+  }
   // NCCL_IB_DISABLE=1 (or NCCL_NET=Socket) sends between nodes over TCP sockets, through host memory
   // and the kernel's network stack, which ccsim does not model: the run still crosses the machine's
   // RDMA NICs, so what its network sizes take is not what the log measured. Said, never silently.

@@ -26,8 +26,7 @@ std::optional<nccl::Algo> nccl_algo(const std::string& name) {
 
 Planner::Planner(const topo::Topology& topology, const Model& model, int nranks, Selection selection)
     : topology_(topology), model_(model), nranks_(nranks), selection_(std::move(selection)),
-      system_(nccl::describe(topology, nranks)) {
-  system_.release = selection_.nccl_release;
+      system_(nccl::describe(topology, nranks, selection_.nccl_release)) {
   if (selection_.algorithm != "auto") algo::find_algorithm(selection_.algorithm);
   if (selection_.protocol != "auto") {
     parse_protocol(selection_.protocol);

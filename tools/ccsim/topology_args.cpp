@@ -42,6 +42,12 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
                   "use P2P; farther pairs, NVLink ones included, go through host memory (SHM). LOC is "
                   "NCCL_P2P_DISABLE=1 (default: the topology's, else SYS)")
       ->check(level_check);
+  cmd->add_option("--p2p-pxn-level", a.p2p_pxn_level,
+                  "NCCL_P2P_PXN_LEVEL (0 is also NCCL_PXN_DISABLE=1): how point-to-point operations (alltoall, "
+                  "sendrecv, gather, scatter) reach a peer on another node. 2 (NCCL's default): through the NIC "
+                  "of the peer's rail, handing the data over NVLink to the GPU next to it; 1: that NIC only "
+                  "where the sender's own path to it is farther than PXB; 0: the sender's own NIC")
+      ->check(CLI::Range(0, 2));
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
 
@@ -67,6 +73,7 @@ topo::Topology build_topology(const TopologyArgs& a) {
   if (a.no_pcie_p2p) t.set_pcie_p2p(false);
   if (!a.net_gdr_level.empty()) t.set_net_gdr_level(*topo::parse_path_level(a.net_gdr_level));
   if (!a.p2p_level.empty()) t.set_p2p_level(*topo::parse_path_level(a.p2p_level));
+  if (a.p2p_pxn_level) t.set_p2p_pxn_level(*a.p2p_pxn_level);
   return t;
 }
 
@@ -90,6 +97,7 @@ std::string overlay_given(const CLI::App& cmd, const TopologyArgs& given, Topolo
   set("--no-pcie-p2p", [&] { entry.no_pcie_p2p = given.no_pcie_p2p; });
   set("--net-gdr-level", [&] { entry.net_gdr_level = given.net_gdr_level; });
   set("--p2p-level", [&] { entry.p2p_level = given.p2p_level; });
+  set("--p2p-pxn-level", [&] { entry.p2p_pxn_level = given.p2p_pxn_level; });
   return applied;
 }
 

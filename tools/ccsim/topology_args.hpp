@@ -18,6 +18,7 @@ struct TopologyArgs {
   bool no_pcie_p2p = false;          // GPUs reach each other through host memory (Topology::pcie_p2p)
   std::string net_gdr_level;         // NCCL_NET_GDR_LEVEL (Topology::gdr); empty: the topology's
   std::string p2p_level;             // NCCL_P2P_LEVEL (Topology::p2p_level); empty: the topology's
+  std::optional<int> p2p_pxn_level;  // NCCL_P2P_PXN_LEVEL (Topology::p2p_operation_route); unset: 2
   // Whether the command line named the machine and its node count; where it did not, a measured
   // log's device lines may (accuracy, calibrate).
   bool name_given = false;
