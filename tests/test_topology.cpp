@@ -232,6 +232,13 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
         "t.json: p2p_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_P2P_LEVEL)");
   CHECK(topology_from_json(nlohmann::json::parse(std::string(R"({"name": "x", "net_gdr_level": "SYS", "devices": [)") + two_gpus + R"(], "links": []})"), "t.json")
             .net_gdr_level() == PathLevel::sys);
+  fails(std::string(R"({"name": "x", "p2p_pxn_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",
+        "t.json: p2p_pxn_level: expected 0, 1 or 2 (NCCL_P2P_PXN_LEVEL)");
+  const Topology pxn_off = topology_from_json(
+      nlohmann::json::parse(std::string(R"({"name": "x", "p2p_pxn_level": 0, "devices": [)") + two_gpus + R"(], "links": []})"), "t.json");
+  CHECK(pxn_off.p2p_pxn_level() == 0);
+  CHECK(to_json(pxn_off)["p2p_pxn_level"] == 0);
+  CHECK_FALSE(to_json(make_preset("dgx-h100")).contains("p2p_pxn_level"));  // NCCL's default, 2, unsaid
   fails(R"({"name": "x", "links": []})", "devices: expected a non-empty array");
   fails(R"([1, 2])", "expected a JSON object");
   CHECK_THROWS_WITH_AS(load_topology_file("/nonexistent/t.json"), doctest::Contains("cannot open file"), Error);

@@ -109,6 +109,12 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (std::string(key) == "p2p_level") t.set_p2p_level(*level);
     else t.set_net_gdr_level(*level);
   }
+  if (j.contains("p2p_pxn_level")) {
+    const auto& v = j["p2p_pxn_level"];
+    if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 2)
+      throw Error(origin + ": p2p_pxn_level: expected 0, 1 or 2 (NCCL_P2P_PXN_LEVEL)");
+    t.set_p2p_pxn_level(v.get<int>());
+  }
   if (t.gpu_count() == 0) throw Error(origin + ": devices: no GPU");
   t.gpu_arch();       // one GPU family, with a model
   t.gpus_per_node();  // GPUs ordered by node, equal per node

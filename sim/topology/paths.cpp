@@ -119,6 +119,7 @@ std::string summary(const Topology& t) {
       << (t.pcie_p2p() ? "" : ", PCIe P2P: no (GPU pairs without NVLink go through host memory)")
       << (t.p2p_level() == PathLevel::sys ? "" : ", P2P level: " + std::string(to_string(t.p2p_level())) +
                                                     " (farther GPU pairs go through host memory)")
+      << (t.p2p_pxn_level() == 2 ? "" : ", PXN level for point-to-point: " + std::to_string(t.p2p_pxn_level()))
       << "\n";
   const NetTransport net = t.net_transport();
   if (!net.name.empty()) {
@@ -150,6 +151,7 @@ nlohmann::json to_json(const Topology& t) {
   if (!t.pcie_p2p()) j["pcie_p2p"] = false;
   if (t.net_gdr_level() != PathLevel::pxb) j["net_gdr_level"] = std::string(to_string(t.net_gdr_level()));
   if (t.p2p_level() != PathLevel::sys) j["p2p_level"] = std::string(to_string(t.p2p_level()));
+  if (t.p2p_pxn_level() != 2) j["p2p_pxn_level"] = t.p2p_pxn_level();
   auto& devices = j["devices"] = nlohmann::json::array();
   for (const auto& d : t.devices()) {
     nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};

@@ -73,6 +73,12 @@ std::vector<LogCase> read_map(const std::string& file) {
         throw Error(file + ": " + where + "." + key + ": expected LOC, NVL, NVB, PIX, PXB, PHB or SYS, got " + *level);
       (std::string(key) == "p2p_level" ? c.topology.p2p_level : c.topology.net_gdr_level) = *level;
     }
+    if (e.contains("p2p_pxn_level")) {
+      const auto& v = e["p2p_pxn_level"];
+      if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 2)
+        throw Error(file + ": " + where + ".p2p_pxn_level: expected 0, 1 or 2 (NCCL_P2P_PXN_LEVEL)");
+      c.topology.p2p_pxn_level = v.get<int>();
+    }
     if (e.contains("gpus_per_thread")) {
       c.gpus_per_thread = need(e, "gpus_per_thread", where, is_int, "an integer").get<int>();
       if (*c.gpus_per_thread < 1) throw Error(file + ": " + where + ".gpus_per_thread: expected 1 or more");
