@@ -93,6 +93,24 @@ TEST_CASE("point-to-point operations across nodes take the peer's rail through a
   t.set_p2p_level(PathLevel::loc);
   CHECK(hop_names(t, t.p2p_operation_route(3, 20, 32)) == route_names(t, 3, 20));
   CHECK_THROWS_WITH_AS(t.set_p2p_pxn_level(3), "NCCL_P2P_PXN_LEVEL is 0, 1 or 2, not 3", Error);
+  // A DGX A100 has two NICs behind each pair of GPUs' PCIe switches: GPU 0 reaches NIC 1 within
+  // PXB. Level 2 still hands its data to GPU 1, next to that NIC; level 1 drives NIC 1 itself.
+  PresetOptions two;
+  two.nodes = 2;
+  Topology a100 = make_preset("dgx-a100", two);
+  const auto contains = [](const std::vector<std::string>& names, const std::string& what) {
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(what, 0) == 0; });
+  };
+  const auto relayed = hop_names(a100, a100.p2p_operation_route(0, 9, 16));
+  CHECK(a100.link(a100.p2p_operation_route(0, 9, 16).hops.front().links.front()).kind == LinkKind::nvlink);
+  CHECK(contains(relayed, "n0.gpu1"));
+  CHECK(contains(relayed, "n0.nic1"));
+  a100.set_p2p_pxn_level(1);
+  const auto direct = hop_names(a100, a100.p2p_operation_route(0, 9, 16));
+  CHECK(a100.link(a100.p2p_operation_route(0, 9, 16).hops.front().links.front()).kind == LinkKind::pcie);
+  CHECK_FALSE(contains(direct, "n0.gpu1"));
+  CHECK(contains(direct, "n0.nic1"));
+  CHECK(direct != route_names(a100, 0, 9));  // not GPU 0's own NIC 0
   // A GH200 reaches its NIC through its Grace (C2C), beyond PXB: no relay.
   const Topology gh = make_preset("gh200-quad", o);
   CHECK(hop_names(gh, gh.p2p_operation_route(3, 4, 16)) == hop_names(gh, gh.route(3, 4)));

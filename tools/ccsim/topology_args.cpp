@@ -45,8 +45,8 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
   cmd->add_option("--p2p-pxn-level", a.p2p_pxn_level,
                   "NCCL_P2P_PXN_LEVEL (0 is also NCCL_PXN_DISABLE=1): how point-to-point operations (alltoall, "
                   "sendrecv, gather, scatter) reach a peer on another node. 2 (NCCL's default): through the NIC "
-                  "of the peer's rail, handing the data over NVLink to the GPU next to it; 1: that NIC only "
-                  "where the sender's own path to it is farther than PXB; 0: the sender's own NIC")
+                  "of the peer's rail, handing the data over NVLink to the GPU next to it; 1: that NIC too, but "
+                  "the sender drives it itself where it is within PXB of it; 0: the sender's own NIC")
       ->check(CLI::Range(0, 2));
   cmd->add_flag("--sharp", a.preset.sharp, "The fabric's switches reduce in the network (SHARP), for collnet_*");
 }
