@@ -412,6 +412,35 @@ void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
                         " network: NCCL's INFO lines list RoCE NICs";
 }
 
+// NCCL_IB_HCA on the command line: a list of the HCAs (ports) NCCL may use. One that names fewer
+// than a node of the machine has leaves the rest idle, so the machine keeps that many NICs per node
+// (as --nics-per-node does) where neither the command nor the map said how many; an exclusion
+// (^...) or a list as long as the node's says nothing about the count. Across nodes only: one node
+// sends nothing through its NICs.
+void follow_hca_list(PreparedLog& p, TopologyArgs& machine) {
+  const auto it = p.log.nccl_env.find("NCCL_IB_HCA");
+  if (it == p.log.nccl_env.end() || it->second.empty() || it->second.front() == '^' || machine.nics_per_node) return;
+  const std::string list = it->second.front() == '=' ? it->second.substr(1) : it->second;
+  int listed = 0;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    listed += end > start;
+    start = end + 1;
+  }
+  const int node_gpus = p.topology.gpus_per_node();
+  const bool nodes = static_cast<int>(p.topology.gpu_count()) > node_gpus;
+  const int nics = static_cast<int>(p.topology.nics_of_node(0).size());
+  if (!nodes || listed == 0 || listed >= nics) return;
+  machine.nics_per_node = listed;
+  p.topology = build_topology(machine);
+  const bool reported = p.log.nccl_env_reported.count("NCCL_IB_HCA") > 0;
+  p.from_report = p.from_report || reported;
+  p.from_command += std::string(p.from_command.empty() ? "" : "; ") + "NCCL_IB_HCA=" + it->second +
+                    (reported ? " (NCCL's report)" : "") + ": " + std::to_string(listed) + " of a node's " +
+                    std::to_string(nics) + " NICs";
+}
+
 }  // namespace
 
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size) {
@@ -469,6 +498,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     p.topology = build_topology(machine);
   }
   follow_network_report(p, machine);
+  follow_hca_list(p, machine);
   p.c.topology = machine;
   warn_if_other_gpu(p);
   const int gpus = static_cast<int>(p.topology.gpu_count());
