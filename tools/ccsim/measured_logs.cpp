@@ -349,6 +349,14 @@ void apply_command_settings(PreparedLog& p) {
       note(said(pxn_name, value));
     }
   }
+  // Settings that change how NCCL runs which ccsim does not follow: said, so that a log's errors are
+  // not taken for the model's.
+  for (const char* name : {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
+                           "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_ENABLE", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
+                           "NCCL_LL128_NTHREADS", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
+                           "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_QPS_PER_CONNECTION",
+                           "NCCL_COLLNET_ENABLE", "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"})
+    if (const auto value = setting(name)) note(said(name, *value) + " not followed");
   // NCCL_IB_DISABLE=1 (or NCCL_NET=Socket) sends between nodes over TCP sockets, through host memory
   // and the kernel's network stack, which ccsim does not model: the run still crosses the machine's
   // RDMA NICs, so what its network sizes take is not what the log measured. Said, never silently.
