@@ -254,17 +254,10 @@ Route Topology::p2p_operation_route(std::size_t src_gpu, std::size_t dst_gpu, st
       nics_of_node(devices_[src].node).empty() || nics_of_node(devices_[dst].node).empty())
     return plain();
   // The GPU of the sender's node with the peer's device index (NCCL matches the peer's nvmlDev),
-  // and the NIC local to it: the peer's rail.
-  auto node_gpus = [&](int node) {
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < std::min(ranks, gpus_.size()); ++i)
-      if (devices_[gpus_[i]].node == node) out.push_back(i);
-    return out;
-  };
-  const std::vector<std::size_t> theirs = node_gpus(devices_[dst].node), ours = node_gpus(devices_[src].node);
-  const auto at = std::find(theirs.begin(), theirs.end(), dst_gpu) - theirs.begin();
-  if (static_cast<std::size_t>(at) >= ours.size()) return plain();
-  const std::size_t relay_index = ours[static_cast<std::size_t>(at)];
+  // and the NIC local to it: the peer's rail. GPUs are ordered by node, as many on each.
+  const auto per_node = static_cast<std::size_t>(gpus_per_node());
+  const std::size_t relay_index = src_gpu / per_node * per_node + dst_gpu % per_node;
+  if (relay_index >= ranks) return plain();
   const DeviceId relay = gpu(relay_index), nic = gpu_nic(relay);
   if (nic == gpu_nic(src)) return plain();
   const std::size_t spread = pair_spread(src_gpu, dst_gpu);

@@ -336,27 +336,32 @@ void apply_command_settings(PreparedLog& p) {
     }
   }
   level_setting("NCCL_P2P_LEVEL", p.c.topology.p2p_level, p2p);
-  // NCCL_PXN_DISABLE=1 turns PXN off whatever NCCL_P2P_PXN_LEVEL says (ncclPxnDisable).
+  // NCCL_PXN_DISABLE=1 is level 0 whatever NCCL_P2P_PXN_LEVEL says (ncclPxnDisable).
   const bool pxn_off = setting("NCCL_PXN_DISABLE") == std::optional<std::string>("1");
-  const auto pxn = pxn_off ? std::optional<std::string>("0") : setting("NCCL_P2P_PXN_LEVEL");
-  const std::string pxn_name = pxn_off ? "NCCL_PXN_DISABLE" : "NCCL_P2P_PXN_LEVEL";
-  if (pxn) {
-    const std::string& value = pxn_off ? std::string("1") : *pxn;
-    if (p.c.topology.p2p_pxn_level) note(said(pxn_name, value) + " overridden");
-    else if (*pxn != "0" && *pxn != "1" && *pxn != "2") note(said(pxn_name, value) + " not understood");
+  const char* pxn_name = pxn_off ? "NCCL_PXN_DISABLE" : "NCCL_P2P_PXN_LEVEL";
+  if (const auto value = setting(pxn_name)) {
+    const std::string level = pxn_off ? "0" : *value;
+    if (p.c.topology.p2p_pxn_level) note(said(pxn_name, *value) + " overridden");
+    else if (level != "0" && level != "1" && level != "2") note(said(pxn_name, *value) + " not understood");
     else {
-      p.c.topology.p2p_pxn_level = std::stoi(*pxn);
-      note(said(pxn_name, value));
+      p.c.topology.p2p_pxn_level = std::stoi(level);
+      note(said(pxn_name, *value));
     }
   }
   // Settings that change how NCCL runs which ccsim does not follow: said, so that a log's errors are
-  // not taken for the model's.
+  // not taken for the model's. A value that asks for what ccsim does anyway (NVLS on where the
+  // machine has it, CollNet off, NCCL's default cross-NIC choice) needs no saying.
+  static const std::map<std::string, std::string> kAsModelled = {
+      {"NCCL_NVLS_ENABLE", "1"}, {"NCCL_COLLNET_ENABLE", "0"}, {"NCCL_CROSS_NIC", "2"}};
   for (const char* name : {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS", "NCCL_MAX_CTAS",
                            "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_ENABLE", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
                            "NCCL_LL128_NTHREADS", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
                            "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_QPS_PER_CONNECTION",
-                           "NCCL_COLLNET_ENABLE", "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"})
-    if (const auto value = setting(name)) note(said(name, *value) + " not followed");
+                           "NCCL_COLLNET_ENABLE", "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"}) {
+    const auto value = setting(name);
+    const auto modelled = kAsModelled.find(name);
+    if (value && (modelled == kAsModelled.end() || modelled->second != *value)) note(said(name, *value) + " not followed");
+  }
   // NCCL_IB_DISABLE=1 (or NCCL_NET=Socket) sends between nodes over TCP sockets, through host memory
   // and the kernel's network stack, which ccsim does not model: the run still crosses the machine's
   // RDMA NICs, so what its network sizes take is not what the log measured. Said, never silently.
