@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "sim/error.hpp"
@@ -151,7 +153,11 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
 // sendrecv_perf on 8 GH200 nodes (32 ranks) moved 24.2 GB/s under 2.19.4 and 18.3 under 2.20.5,
 // 24.2 again with NCCL_NCHANNELS_PER_NET_PEER=4.
 void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
-  const int channels = std::min(collective_channels(s), kMaxChannels);
+  // p2pnChannels: the communicator's channels within NCCL_MIN/MAX_P2P_NCHANNELS.
+  const ChannelSettings& set = s.channel_settings;
+  int channels = std::min(collective_channels(s), kMaxChannels);
+  if (set.max_p2p_channels > 0) channels = std::min(channels, set.max_p2p_channels);
+  channels = std::max(channels, set.min_p2p_channels);
   int per_peer = channels;
   const double nvlink = nvlink_constant(s.arch);
   bool all_nvlink = true;
@@ -167,6 +173,7 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
     int net = 2;
     const int release = s.release == 0 ? kLatestRelease : s.release;
     while (release >= 20 && net * s.ranks > channels * 4 && net > 1) net /= 2;
+    if (set.net_channels_per_peer > 0) net = set.net_channels_per_peer;  // replaces the rule
     per_peer = std::min(per_peer, net);
   }
   auto pow2_up = [](int n) { return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, n)))); };
@@ -246,9 +253,10 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
   return 0;
 }
 
-System describe(const topo::Topology& t, int nranks, int release) {
+System describe(const topo::Topology& t, int nranks, int release, const ChannelSettings& settings) {
   System s;
   s.release = release;
+  s.channel_settings = settings;
   s.arch = arch_of(t.gpu_arch());
   s.ranks = nranks;
   const NodeView v = view(t, nranks);
@@ -390,11 +398,24 @@ Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes n
 int collective_channels(const System& s) {
   const int ring = std::max(1, s.ring.channels);
   const int searched = s.tree.channels > 0 ? std::min(ring, s.tree.channels) : ring;
-  return std::min(kMaxChannels, 2 * searched);
+  // ncclTopoPostset: the first of the duplicated channels up to the maximum, then copies of those
+  // up to the minimum ("we permit combining max, then min").
+  const ChannelSettings& set = s.channel_settings;
+  int nc = std::min(kMaxChannels, 2 * searched);
+  if (set.max_channels > 0) nc = std::min(nc, set.max_channels);
+  if (set.max_ctas > 0) nc = std::min(nc, set.max_ctas);
+  return std::min(kMaxChannels, std::max({nc, set.min_channels, set.min_ctas}));
 }
 
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks) {
-  // NVLS and CollNet keep their graph's channel count: their work is split by heads, not by size.
+  // NVLS's blocks are NCCL_NVLS_NCHANNELS within the CTA limits (nvls.cc), whatever the size.
+  const ChannelSettings& set = s.channel_settings;
+  if (algo == Algo::nvls || algo == Algo::nvls_tree) {
+    int nc = set.nvls_channels > 0 ? set.nvls_channels : graph_of(s, algo).channels;
+    if (set.max_ctas > 0) nc = std::min(nc, set.max_ctas);
+    return std::clamp(std::max(nc, set.min_ctas), 1, kMaxChannels);
+  }
+  // CollNet and PAT keep their graph's channel count: their work is split by heads, not by size.
   if (algo != Algo::ring && algo != Algo::tree) return std::max(1, graph_of(s, algo).channels);
   int nc = collective_channels(s);
   const double threads = proto == Protocol::ll128 ? 640 : 512;
@@ -402,6 +423,78 @@ int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, 
   if (proto == Protocol::ll && algo == Algo::ring) per_thread *= nranks;
   while (nc > 1 && static_cast<double>(nbytes) < nc * threads * per_thread) --nc;
   return nc;
+}
+
+namespace {
+
+struct ChannelSettingField {
+  const char* name;
+  int ChannelSettings::*field;
+};
+// NCCL_MIN_NRINGS / NCCL_MAX_NRINGS are the old names, which the new ones override (init.cc).
+constexpr ChannelSettingField kChannelSettingFields[] = {
+    {"NCCL_MIN_NCHANNELS", &ChannelSettings::min_channels},
+    {"NCCL_MAX_NCHANNELS", &ChannelSettings::max_channels},
+    {"NCCL_MIN_CTAS", &ChannelSettings::min_ctas},
+    {"NCCL_MAX_CTAS", &ChannelSettings::max_ctas},
+    {"NCCL_NVLS_NCHANNELS", &ChannelSettings::nvls_channels},
+    {"NCCL_NCHANNELS_PER_NET_PEER", &ChannelSettings::net_channels_per_peer},
+    {"NCCL_MIN_P2P_NCHANNELS", &ChannelSettings::min_p2p_channels},
+    {"NCCL_MAX_P2P_NCHANNELS", &ChannelSettings::max_p2p_channels},
+};
+
+std::string canonical_setting(const std::string& name) {
+  return name == "NCCL_MIN_NRINGS" ? "NCCL_MIN_NCHANNELS" : name == "NCCL_MAX_NRINGS" ? "NCCL_MAX_NCHANNELS" : name;
+}
+
+}  // namespace
+
+const std::vector<std::string>& channel_setting_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& f : kChannelSettingFields) v.emplace_back(f.name);
+    return v;
+  }();
+  return names;
+}
+
+std::string channel_setting_names_text() {
+  std::string out;
+  for (const auto& name : channel_setting_names()) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+int channel_setting(const ChannelSettings& settings, const std::string& name) {
+  const std::string key = canonical_setting(name);
+  for (const auto& f : kChannelSettingFields)
+    if (key == f.name) return settings.*f.field;
+  throw Error("not a channel setting: " + name + " (expected one of " + channel_setting_names_text() + ")");
+}
+
+bool set_channel_setting(ChannelSettings& settings, const std::string& name, const std::string& value) {
+  const std::string key = canonical_setting(name);
+  for (const auto& f : kChannelSettingFields) {
+    if (key != f.name) continue;
+    std::size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || n < 1 || n > kMaxChannels)
+      throw Error(name + "=" + value + ": expected a whole number of channels from 1 to " + std::to_string(kMaxChannels));
+    settings.*f.field = n;
+    return true;
+  }
+  return false;
+}
+
+std::string to_string(const ChannelSettings& settings) {
+  std::string out;
+  for (const auto& f : kChannelSettingFields)
+    if (settings.*f.field > 0) out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + std::to_string(settings.*f.field);
+  return out;
 }
 
 Choice choose(const System& s, const CollectiveSpec& spec) {

@@ -5,6 +5,7 @@
 // model's choice back to ccsim's algorithm names.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/collective.hpp"
 #include "sim/nccl_tuning.hpp"
@@ -13,8 +14,21 @@
 namespace ccsim::nccl {
 
 // The cost model's inputs for a communicator of the first `nranks` GPUs (rank order) of `t`, as
-// NCCL release 2.`release` sets them up (0: the latest, System::release).
-System describe(const topo::Topology& t, int nranks, int release = 0);
+// NCCL release 2.`release` sets them up (0: the latest, System::release) under the run's channel
+// settings.
+System describe(const topo::Topology& t, int nranks, int release = 0, const ChannelSettings& settings = {});
+
+// The NCCL environment variables ChannelSettings holds, in the order `ccsim` lists them.
+const std::vector<std::string>& channel_setting_names();
+std::string channel_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
+// Sets the field of `name` (one of channel_setting_names, or the old NCCL_MIN_NRINGS /
+// NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value that is not a
+// whole number from 1 to MAXCHANNELS (64).
+bool set_channel_setting(ChannelSettings& settings, const std::string& name, const std::string& value);
+// The value of setting `name` (as set_channel_setting reads it), 0 when unset; Error for any other name.
+int channel_setting(const ChannelSettings& settings, const std::string& name);
+// "NCCL_MAX_NCHANNELS=16 NCCL_MIN_CTAS=4" for the settings given; empty for none.
+std::string to_string(const ChannelSettings& settings);
 
 // Whether the machine's sockets are AMD (xGMI between them): NCCL's AMD rows and overheads apply.
 bool has_amd_cpu(const topo::Topology& t);

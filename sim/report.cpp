@@ -57,7 +57,7 @@ std::string format_time_us(double us, int width) {
 
 void print_table(std::ostream& out, const PerfReport& report) {
   out << "# ccsim perf " << to_string(report.kind) << ": " << report.nranks << " ranks on " << report.topology
-      << ", model " << report.model << "\n";
+      << ", model " << report.model << (report.nccl_env.empty() ? "" : ", " + report.nccl_env) << "\n";
   out << "# Times are simulated. In place runs the out-of-place schedule less the copies that would read and\n"
       << "# write the same memory (a rank's own block of all_gather or alltoall, a broadcast root's data), so it\n"
       << "# can be faster; #wrong is the CPU executor's data check of each layout. The last columns say what ran:\n"
@@ -131,6 +131,7 @@ nlohmann::json to_json(const PerfReport& report) {
                    {"topology", report.topology},
                    {"model", report.model},
                    {"ranks", report.nranks}};
+  if (!report.nccl_env.empty()) j["nccl_env"] = report.nccl_env;
   auto& rows = j["rows"] = nlohmann::json::array();
   for (const auto& row : report.rows)
     rows.push_back({{"size_bytes", row.spec.size_bytes()},

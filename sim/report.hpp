@@ -37,6 +37,7 @@ struct PerfReport {
   CollectiveKind kind = CollectiveKind::all_reduce;
   std::string topology;
   std::string model;
+  std::string nccl_env;  // the NCCL channel settings the run is made under ("NCCL_MAX_NCHANNELS=8"), if any
   int nranks = 0;
   std::vector<PerfRow> rows;
 };

@@ -11,6 +11,7 @@
 
 #include "sim/algorithms/registry.hpp"
 #include "sim/error.hpp"
+#include "sim/nccl_system.hpp"
 #include "sim/text_file.hpp"
 #include "sim/topology/json_io.hpp"
 
@@ -226,7 +227,7 @@ std::vector<Bytes> Reader::sizes(const json& v, const std::string& path) const {
 }
 
 void Reader::sweep(const json& obj, const std::string& path, Sweep& s) const {
-  only_keys(obj, path, {"collectives", "algorithms", "protocols", "sizes", "type", "op", "channels", "chunk_bytes", "select", "check"});
+  only_keys(obj, path, {"collectives", "algorithms", "protocols", "sizes", "type", "op", "channels", "chunk_bytes", "nccl_env", "select", "check"});
   auto at = [&](const char* key) { return join(path, key); };
   if (obj.contains("collectives")) {
     s.collectives.clear();
@@ -266,6 +267,23 @@ void Reader::sweep(const json& obj, const std::string& path, Sweep& s) const {
   }
   if (obj.contains("channels")) s.channels = count(obj["channels"], at("channels"), 1);
   if (obj.contains("chunk_bytes")) s.chunk_bytes = bytes(obj["chunk_bytes"], at("chunk_bytes"));
+  if (obj.contains("nccl_env")) {
+    const json& env = obj["nccl_env"];
+    if (!env.is_object()) fail(at("nccl_env"), "expected an object of NCCL settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16}");
+    for (const auto& [name, value] : env.items()) {
+      const std::string where = join(at("nccl_env"), name);
+      const std::string text = value.is_number_integer() ? std::to_string(value.get<long long>())
+                               : value.is_string()        ? value.get<std::string>()
+                                                          : std::string("?");
+      bool known = false;
+      try {
+        known = nccl::set_channel_setting(s.channel_settings, name, text);
+      } catch (const Error& e) {
+        fail(where, e.what());
+      }
+      if (!known) fail(where, "not a setting ccsim follows (expected one of " + nccl::channel_setting_names_text() + ")");
+    }
+  }
   if (obj.contains("select")) {
     s.select = string(obj["select"], at("select"));
     if (s.select != "nccl" && s.select != "fastest") fail(at("select"), "expected nccl or fastest");

@@ -43,6 +43,7 @@ struct AccuracyArgs {
   bool by_algorithm = false;
   std::string json_file;
   std::string calibrated;  // a model from `ccsim calibrate`: also score it, before vs after
+  std::vector<std::string> nccl_env;  // --nccl-env: channel settings for every log, over what it says
 };
 
 struct RowResult {
@@ -125,6 +126,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.gpus_per_thread = prepared.gpus_per_thread;
   selection.iters = prepared.iters;
   selection.nccl_release = nccl_release(prepared);
+  selection.channel_settings = prepared.channel_settings;
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;
@@ -290,6 +292,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
+  const nccl::ChannelSettings channel_settings = parse_nccl_env(a.nccl_env);
+  for (auto& c : cases) c.channel_settings = channel_settings;
   const bool baseline = a.baseline == "nccl-model";
   const bool progress = ::isatty(STDERR_FILENO);
 
@@ -412,6 +416,7 @@ Runner add_accuracy(CLI::App& app) {
       ->check(CLI::IsMember({"nccl", "fastest"}))
       ->capture_default_str();
   add_run_choice_options(cmd, args->algorithm, args->protocol);
+  add_nccl_env_option(cmd, args->nccl_env);
   add_collective_option(cmd, args->collective);
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");

@@ -50,6 +50,7 @@ struct CalibrateArgs {
   std::string min_size = "1", max_size = "1T";
   std::string algorithm = "auto", protocol = "auto";
   std::string collective;  // --collective: what the LOG files measured, where they do not say
+  std::vector<std::string> nccl_env;  // --nccl-env: channel settings for every log, over what it says
   int max_iterations = 25;
   double huber = 0.05;
   std::string out_file, json_file;
@@ -240,6 +241,8 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
+  const nccl::ChannelSettings channel_settings = parse_nccl_env(a.nccl_env);
+  for (auto& c : cases) c.channel_settings = channel_settings;
   std::vector<PreparedLog> logs;
   for (const auto& c : cases) logs.push_back(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size)));
   for (const auto& l : logs) {
@@ -278,6 +281,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     selection.protocol = logs[li].c.protocol;
     selection.gpus_per_thread = logs[li].gpus_per_thread;
     selection.iters = logs[li].iters;
+    selection.channel_settings = logs[li].channel_settings;
     const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);
     for (std::size_t i = 0; i < logs[li].calls.size(); ++i) {
       auto row = std::make_unique<Row>();
@@ -513,6 +517,7 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--min-size", a->min_size, "Skip sizes below this")->capture_default_str();
   cmd->add_option("--max-size", a->max_size, "Skip sizes above this")->capture_default_str();
   add_run_choice_options(cmd, a->algorithm, a->protocol);
+  add_nccl_env_option(cmd, a->nccl_env);
   add_collective_option(cmd, a->collective);
   cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")->capture_default_str();
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();

@@ -37,6 +37,7 @@ struct PerfArgs {
   std::string protocol = "auto";
   std::string select = "nccl";
   std::string nccl_version;
+  std::vector<std::string> nccl_env;  // --nccl-env NAME=VALUE
   std::optional<int> channels;
   std::string chunk_bytes;
   std::string check_limit = "1G";
@@ -88,6 +89,7 @@ int run_perf(const PerfArgs& a) {
     selection.nccl_release = nccl::release_of(a.nccl_version);
     if (selection.nccl_release == 0) throw Error("--nccl: expected an NCCL 2.x version such as 2.26, got \"" + a.nccl_version + "\"");
   }
+  selection.channel_settings = parse_nccl_env(a.nccl_env);
   const Planner planner(topology, model, nranks, selection);
   const Columns columns = a.column == "out-of-place" ? Columns::out_of_place
                           : a.column == "in-place"   ? Columns::in_place
@@ -99,6 +101,7 @@ int run_perf(const PerfArgs& a) {
   report.kind = kind;
   report.topology = topology.name();
   report.model = model.name();
+  report.nccl_env = nccl::to_string(selection.channel_settings);
   report.nranks = nranks;
   EngineOptions engine;
   engine.record_steps = !a.timeline_file.empty();
@@ -223,6 +226,7 @@ Runner add_perf(CLI::App& app) {
                   "and formulas where they differ from 2.30's; earlier releases and the default take 2.30's. "
                   "Point-to-point operations (alltoall, sendrecv, gather, scatter) follow any release's rules: LL "
                   "for small ones from 2.12, fewer channels per network peer on many ranks from 2.20");
+  add_nccl_env_option(cmd, args->nccl_env);
   cmd->add_option("--channels", args->channels,
                   "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages; for alltoall, gather, scatter and sendrecv the channels NCCL splits each point-to-point operation over, by its size)");
   cmd->add_option("--chunk-bytes", args->chunk_bytes,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <CLI/CLI.hpp>
+
 #include "sim/error.hpp"
 #include "sim/topology/rings.hpp"
 
@@ -24,9 +26,43 @@ std::optional<nccl::Algo> nccl_algo(const std::string& name) {
 
 }  // namespace
 
+void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
+  cmd->add_option("--nccl-env", given,
+                  "NAME=VALUE, repeatable: an NCCL channel setting the run is made under (" +
+                      nccl::channel_setting_names_text() +
+                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). They change the channels calls launch, as NCCL "
+                      "does (first the maximum, then copies up to the minimum; NVLS within the CTA limits; point-to-point "
+                      "channels from the collective ones), not what NCCL's cost model picks. A point-to-point block's own "
+                      "copy rate bounds its part; collective blocks are bounded by the links only, so on NVLink a "
+                      "collective on fewer channels than NCCL's default loses less than on a GPU");
+}
+
+nccl::ChannelSettings parse_nccl_env(const std::vector<std::string>& given) {
+  nccl::ChannelSettings settings;
+  // The old names first, so that NCCL_MIN/MAX_NCHANNELS win as in NCCL (init.cc ncclMinNchannels).
+  std::vector<std::string> ordered = given;
+  std::stable_partition(ordered.begin(), ordered.end(),
+                        [](const std::string& s) { return s.rfind("NCCL_MIN_NRINGS=", 0) == 0 || s.rfind("NCCL_MAX_NRINGS=", 0) == 0; });
+  for (const std::string& item : ordered) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--nccl-env " + item + ": expected NAME=VALUE, e.g. NCCL_MAX_NCHANNELS=16");
+    bool known = false;
+    try {
+      known = nccl::set_channel_setting(settings, item.substr(0, eq), item.substr(eq + 1));
+    } catch (const Error& e) {
+      throw Error(std::string("--nccl-env ") + e.what());
+    }
+    if (!known)
+      throw Error("--nccl-env " + item + ": " + item.substr(0, eq) + " is not a setting ccsim follows (expected one of " +
+                  nccl::channel_setting_names_text() + ")");
+  }
+  return settings;
+}
+
 Planner::Planner(const topo::Topology& topology, const Model& model, int nranks, Selection selection)
     : topology_(topology), model_(model), nranks_(nranks), selection_(std::move(selection)),
-      system_(nccl::describe(topology, nranks, selection_.nccl_release)) {
+      system_(nccl::describe(topology, nranks, selection_.nccl_release, selection_.channel_settings)) {
   if (selection_.algorithm != "auto") algo::find_algorithm(selection_.algorithm);
   if (selection_.protocol != "auto") {
     parse_protocol(selection_.protocol);
