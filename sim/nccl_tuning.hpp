@@ -62,10 +62,6 @@ struct ChannelSettings {
   int net_channels_per_peer = 0;  // NCCL_NCHANNELS_PER_NET_PEER: a network peer's point-to-point channels
   int min_p2p_channels = 0;       // NCCL_MIN_P2P_NCHANNELS
   int max_p2p_channels = 0;       // NCCL_MAX_P2P_NCHANNELS
-  bool any() const {
-    return min_channels || max_channels || min_ctas || max_ctas || nvls_channels || net_channels_per_peer ||
-           min_p2p_channels || max_p2p_channels;
-  }
 };
 
 // The communicator as the cost model sees it. Every flag here is a condition NCCL decides from the

@@ -76,6 +76,7 @@ struct LogResult {
   // header, so that a run of one of them can take its model (--model).
   std::string release_models;
   std::string from_command;      // PreparedLog::from_command
+  std::string channel_settings;  // the NCCL channel settings the run followed (log's and --nccl-env)
   bool from_report = false;      // PreparedLog::from_report
   std::vector<RowResult> rows;
 };
@@ -153,6 +154,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
       out.release_models += (out.release_models.empty() ? "" : ", ") + name + " (NCCL " + list + ")";
     }
   out.from_command = prepared.from_command;
+  out.channel_settings = nccl::to_string(prepared.channel_settings);
   out.from_report = prepared.from_report;
   out.model = model.name();
   out.nccl_release = selection.nccl_release;
@@ -224,6 +226,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
       << "), which ccsim does not model\n";
   if (!r.from_command.empty())
     o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
+  if (!r.channel_settings.empty()) o << "#   NCCL channel settings: " << r.channel_settings << "\n";
   if (!a.quiet) {
     // A log of several types or reductions (nccl-tests -d all, -o all) says which each row is.
     const bool mixed = std::any_of(r.rows.begin(), r.rows.end(), [&r](const RowResult& x) {
@@ -345,7 +348,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command},
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.channel_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"rows", rows}});
   }
