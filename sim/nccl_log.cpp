@@ -649,7 +649,12 @@ class LogParser {
       const auto size = size_label(cells[0]);
       const auto busbw = parse_real(cells[1]);
       if (size && busbw && *busbw >= 0) return add_summary_row(number, *size, *busbw);
-      if (ascii_lower(cells[0]).find("size") != std::string::npos) return;  // the header
+      if (ascii_lower(cells[0]).find("size") != std::string::npos) {  // the header
+        std::string_view system = cells[1];
+        if (const auto unit = system.rfind('('); unit != std::string_view::npos) system = trim(system.substr(0, unit));
+        log_.summary_system = std::string(system);
+        return;
+      }
     }
     problem(number, raw, "markdown row is not \"| size | busbw |\"");
   }

@@ -97,6 +97,8 @@ struct NcclLog {
   // 2.27+ may run its symmetric-memory kernels). Empty: none (the header does not say).
   std::optional<int> registration;
   bool summary_table = false;  // a markdown size | busbw table, not raw output
+  // The system the summary table's busbw column names ("ND H100 V5" of "| ND H100 V5 (GB/s) |").
+  std::string summary_system;
   // The table's check column is nccl-tests' old maximum error ("error"), which its releases of the
   // NCCL 2.9 era and before printed, not the later count of wrong elements ("#wrong").
   bool error_column = false;

@@ -213,6 +213,7 @@ The values (in GB/s) are bus bandwidths of in-place operations.
 )LOG",
                             "azure-8g-allreduce-summary-1.log");
   CHECK(log.summary_table);
+  CHECK(log.summary_system == "ND H100 V5");  // the busbw column's system, its unit left off
   REQUIRE(log.rows.size() == 3);
   CHECK(problem_lines(log) == std::vector<int>{3, 10});
   CHECK(log.collective == CollectiveKind::all_reduce);

@@ -1,6 +1,7 @@
 #include "ccsim/measured_logs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -236,8 +237,30 @@ int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
 
 // The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
 // the GPUs each host lists. Error, saying what to pass, where they do not tell.
+// The preset of an Azure ND VM size as a summary table of Azure's AI benchmarking guide names it
+// ("ND H100 V5"): 8 SXM GPUs on an HGX board, one InfiniBand NIC per GPU (Azure's VM size pages:
+// ND A100 v4 and NDm A100 v4 8 A100 with 8 HDR 200G, ND H100 v5 8 H100 with 8 NDR 400G, ND H200 v5
+// 8 H200 with 8 NDR 400G). Empty for anything else.
+std::string azure_vm_preset(const std::string& system) {
+  std::string key;
+  for (const char ch : system)
+    if (std::isalnum(static_cast<unsigned char>(ch))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, std::string> presets = {
+      {"nda100v4", "dgx-a100"}, {"ndma100v4", "dgx-a100"}, {"ndh100v5", "dgx-h100"}, {"ndh200v5", "dgx-h200"}};
+  const auto it = presets.find(key);
+  return it == presets.end() ? "" : it->second;
+}
+
 TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, const std::string& path, std::string& how) {
   const std::string name_it = ": name the machine with --topo (`ccsim topo list`, or a JSON file)";
+  if (log.gpu.empty() && log.summary_table) {
+    if (const std::string preset = azure_vm_preset(log.summary_system); !preset.empty()) {
+      TopologyArgs m = given;
+      m.name = preset;
+      how = preset + ", from the summary table's " + log.summary_system + " (an Azure VM of one " + preset + "-like node)";
+      return m;
+    }
+  }
   if (log.gpu.empty()) throw Error(path + ": the log has no device lines to tell its machine by" + name_it);
   const auto gpu = logged_gpu(log);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
@@ -540,8 +563,11 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   if (p.log.gpus_per_thread && c.gpus_per_thread && *p.log.gpus_per_thread != *c.gpus_per_thread)
     throw Error(c.log + ": the map says gpus_per_thread " + std::to_string(*c.gpus_per_thread) + ", the log's " +
                 p.log.gpus_per_thread_source + " says " + std::to_string(*p.log.gpus_per_thread));
-  p.gpus_per_thread = p.log.gpus_per_thread.value_or(c.gpus_per_thread.value_or(1));
-  p.iters = p.log.iters.value_or(kNcclTestsIters);
+  // Azure's guide runs all_reduce_perf as one process driving every GPU of the VM (its
+  // NCCLBandwidth.py: -b 8 -e 8G -f 2 -g <GPUs> -n 40), which its summary tables do not say.
+  const bool azure_summary = p.log.summary_table && !azure_vm_preset(p.log.summary_system).empty();
+  p.gpus_per_thread = p.log.gpus_per_thread.value_or(c.gpus_per_thread.value_or(azure_summary ? p.ranks : 1));
+  p.iters = p.log.iters.value_or(azure_summary ? 40 : kNcclTestsIters);
   p.graph_launches = p.log.graph_launches.value_or(0);
   p.agg_iters = p.log.agg_iters.value_or(1);
   p.registration = p.log.registration.value_or(0);
