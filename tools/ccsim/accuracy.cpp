@@ -70,6 +70,7 @@ struct LogResult {
   int registration = 0;    // PreparedLog::registration
   std::string topology, model;
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
+  std::string column;    // the measured column compared, as the header says it
   std::string machine_from_log;  // PreparedLog::machine_from_log
   bool model_from_format = false;  // the model's NCCL era read off nccl-tests' old table layout
   // The log states no NCCL release and its GPU family has models of older releases: named in the
@@ -155,6 +156,15 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
     }
   out.from_command = prepared.from_command;
   out.channel_settings = nccl::to_string(prepared.channel_settings);
+  // A log with one column only (a summary table's in-place busbw) is compared on that one.
+  const bool want_in_place = a.column == "in-place";
+  const auto other = std::count_if(prepared.calls.begin(), prepared.calls.end(),
+                                   [&](const MeasuredCall& m) { return m.in_place != want_in_place; });
+  const std::string other_name = want_in_place ? "out-of-place" : "in-place";
+  out.column = other == 0 ? a.column + " column"
+               : static_cast<std::size_t>(other) == prepared.calls.size()
+                   ? other_name + " column (the only one the log has)"
+                   : a.column + " column (" + other_name + " where a row has only that)";
   out.from_report = prepared.from_report;
   out.model = model.name();
   out.nccl_release = selection.nccl_release;
@@ -203,7 +213,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
   const int release = r.nccl_release >= 18 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
   o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
-    << r.model << ", NCCL 2." << release << "'s choices), " << a.column << " column, class \"" << r.c.system_class << "\", set " << r.c.set
+    << r.model << ", NCCL 2." << release << "'s choices), " << r.column << ", class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
