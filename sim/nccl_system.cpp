@@ -490,6 +490,11 @@ bool set_channel_setting(ChannelSettings& settings, const std::string& name, con
   return false;
 }
 
+void overlay_channel_settings(ChannelSettings& base, const ChannelSettings& over) {
+  for (const auto& f : kChannelSettingFields)
+    if (over.*f.field > 0) base.*f.field = over.*f.field;
+}
+
 std::string to_string(const ChannelSettings& settings) {
   std::string out;
   for (const auto& f : kChannelSettingFields)

@@ -27,6 +27,8 @@ std::string channel_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHA
 bool set_channel_setting(ChannelSettings& settings, const std::string& name, const std::string& value);
 // The value of setting `name` (as set_channel_setting reads it), 0 when unset; Error for any other name.
 int channel_setting(const ChannelSettings& settings, const std::string& name);
+// Every setting `over` gives replaces `base`'s.
+void overlay_channel_settings(ChannelSettings& base, const ChannelSettings& over);
 // "NCCL_MAX_NCHANNELS=16 NCCL_MIN_CTAS=4" for the settings given; empty for none.
 std::string to_string(const ChannelSettings& settings);
 

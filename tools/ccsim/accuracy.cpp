@@ -306,7 +306,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
   const nccl::ChannelSettings channel_settings = parse_nccl_env(a.nccl_env);
-  for (auto& c : cases) c.channel_settings = channel_settings;
+  for (auto& c : cases) nccl::overlay_channel_settings(c.channel_settings, channel_settings);
   const bool baseline = a.baseline == "nccl-model";
   const bool progress = ::isatty(STDERR_FILENO);
 

@@ -242,7 +242,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
   const nccl::ChannelSettings channel_settings = parse_nccl_env(a.nccl_env);
-  for (auto& c : cases) c.channel_settings = channel_settings;
+  for (auto& c : cases) nccl::overlay_channel_settings(c.channel_settings, channel_settings);
   std::vector<PreparedLog> logs;
   for (const auto& c : cases) logs.push_back(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size)));
   for (const auto& l : logs) {

@@ -106,6 +106,21 @@ std::vector<LogCase> read_map(const std::string& file) {
       c.nccl = *nccl;
     }
     if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
+    if (e.contains("nccl_env")) {
+      const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
+                             "an object of NCCL channel settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16}");
+      for (const auto& [name, value] : env.items()) {
+        const std::string at = file + ": " + where + ".nccl_env." + name;
+        if (!value.is_number_integer()) throw Error(at + ": expected a whole number of channels");
+        bool known = false;
+        try {
+          known = nccl::set_channel_setting(c.channel_settings, name, std::to_string(value.get<long long>()));
+        } catch (const Error& err) {
+          throw Error(at + ": " + err.what());
+        }
+        if (!known) throw Error(at + ": not a setting ccsim follows (expected one of " + nccl::channel_setting_names_text() + ")");
+      }
+    }
     cases.push_back(std::move(c));
   }
   return cases;
@@ -380,7 +395,7 @@ void apply_command_settings(PreparedLog& p) {
     const auto value = setting(name.c_str());
     if (!value) continue;
     if (const int given = nccl::channel_setting(p.c.channel_settings, name); given > 0) {
-      note(said(name, *value) + " overridden (--nccl-env " + std::to_string(given) + ")");
+      note(said(name, *value) + " overridden (" + std::to_string(given) + " from the map or --nccl-env)");
       continue;
     }
     try {
