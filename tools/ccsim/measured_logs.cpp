@@ -250,8 +250,6 @@ int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
   return log.ranks_per_host ? hosts : std::max(hosts, needed);
 }
 
-// The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
-// the GPUs each host lists. Error, saying what to pass, where they do not tell.
 // The preset of an Azure ND VM size as a summary table of Azure's AI benchmarking guide names it
 // ("ND H100 V5"): 8 SXM GPUs on an HGX board, one InfiniBand NIC per GPU (Azure's VM size pages:
 // ND A100 v4 and NDm A100 v4 8 A100 with 8 HDR 200G, ND H100 v5 8 H100 with 8 NDR 400G, ND H200 v5
@@ -266,6 +264,9 @@ std::string azure_vm_preset(const std::string& system) {
   return it == presets.end() ? "" : it->second;
 }
 
+// The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
+// the GPUs each host lists; for a summary table of Azure's guide, the VM size it names. Error,
+// saying what to pass, where they do not tell.
 TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, const std::string& path, std::string& how) {
   const std::string name_it = ": name the machine with --topo (`ccsim topo list`, or a JSON file)";
   if (log.gpu.empty() && log.summary_table) {

@@ -34,7 +34,7 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
                       "does (first the maximum, then copies up to the minimum; NVLS within the CTA limits; point-to-point "
                       "channels from the collective ones), not what NCCL's cost model picks. A point-to-point block's own "
                       "copy rate bounds its part; collective blocks are bounded by the links only, so on NVLink a "
-                      "collective on fewer channels than NCCL's default loses less than on a GPU");
+                      "collective on fewer channels than NCCL's default loses less here than on real GPUs");
 }
 
 nccl::ChannelSettings parse_nccl_env(const std::vector<std::string>& given) {
