@@ -482,8 +482,11 @@ bool set_channel_setting(ChannelSettings& settings, const std::string& name, con
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != value.size() || n < 1 || n > kMaxChannels)
-      throw Error(name + "=" + value + ": expected a whole number of channels from 1 to " + std::to_string(kMaxChannels));
+    // A minimum of 0 is NCCL's own default (none); a maximum below 1 NCCL raises to 1 with a warning.
+    const int least = key.find("_MIN_") != std::string::npos ? 0 : 1;
+    if (used == 0 || used != value.size() || n < least || n > kMaxChannels)
+      throw Error(name + "=" + value + ": expected a whole number of channels from " + std::to_string(least) + " to " +
+                  std::to_string(kMaxChannels));
     settings.*f.field = n;
     return true;
   }

@@ -23,7 +23,7 @@ const std::vector<std::string>& channel_setting_names();
 std::string channel_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
 // Sets the field of `name` (one of channel_setting_names, or the old NCCL_MIN_NRINGS /
 // NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value that is not a
-// whole number from 1 to MAXCHANNELS (64).
+// whole number from 1 (0 for a minimum: none) to MAXCHANNELS (64).
 bool set_channel_setting(ChannelSettings& settings, const std::string& name, const std::string& value);
 // The value of setting `name` (as set_channel_setting reads it), 0 when unset; Error for any other name.
 int channel_setting(const ChannelSettings& settings, const std::string& name);

@@ -171,6 +171,8 @@ TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the min
   // Other names are not channel settings; values must be whole channel counts.
   CHECK_FALSE(nccl::set_channel_setting(set, "NCCL_BUFFSIZE", "4194304"));
   CHECK_THROWS_AS(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "0"), Error);
+  CHECK(nccl::set_channel_setting(set, "NCCL_MIN_NCHANNELS", "0"));  // NCCL's default: no minimum
+  CHECK(nccl::channel_setting(set, "NCCL_MIN_NCHANNELS") == 0);
   CHECK_THROWS_AS(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "65"), Error);
   CHECK_THROWS_AS(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "8x"), Error);
 }
