@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -154,7 +155,7 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
 // 24.2 again with NCCL_NCHANNELS_PER_NET_PEER=4.
 void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
   // p2pnChannels: the communicator's channels within NCCL_MIN/MAX_P2P_NCHANNELS.
-  const ChannelSettings& set = s.channel_settings;
+  const EnvSettings& set = s.nccl_env_settings;
   int channels = std::min(collective_channels(s), kMaxChannels);
   if (set.max_p2p_channels > 0) channels = std::min(channels, set.max_p2p_channels);
   channels = std::max(channels, set.min_p2p_channels);
@@ -253,10 +254,10 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
   return 0;
 }
 
-System describe(const topo::Topology& t, int nranks, int release, const ChannelSettings& settings) {
+System describe(const topo::Topology& t, int nranks, int release, const EnvSettings& settings) {
   System s;
   s.release = release;
-  s.channel_settings = settings;
+  s.nccl_env_settings = settings;
   s.arch = arch_of(t.gpu_arch());
   s.ranks = nranks;
   const NodeView v = view(t, nranks);
@@ -266,7 +267,7 @@ System describe(const topo::Topology& t, int nranks, int release, const ChannelS
   const topo::NetTransport transport = v.nodes > 1 ? t.net_transport() : topo::NetTransport{};
   s.net_allows_ll = transport.ll;
   s.net_allows_ll128 = transport.ll128;
-  s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1;
+  s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1 && settings.nvls_enable != 0;
   s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8;
   s.pat_allowed = v.ppn == 1 && v.nodes > 1;
 
@@ -400,7 +401,7 @@ int collective_channels(const System& s) {
   const int searched = s.tree.channels > 0 ? std::min(ring, s.tree.channels) : ring;
   // ncclTopoPostset: the first of the duplicated channels up to the maximum, then copies of those
   // up to the minimum ("we permit combining max, then min").
-  const ChannelSettings& set = s.channel_settings;
+  const EnvSettings& set = s.nccl_env_settings;
   int nc = std::min(kMaxChannels, 2 * searched);
   if (set.max_channels > 0) nc = std::min(nc, set.max_channels);
   if (set.max_ctas > 0) nc = std::min(nc, set.max_ctas);
@@ -409,7 +410,7 @@ int collective_channels(const System& s) {
 
 int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, int nranks) {
   // NVLS's blocks are NCCL_NVLS_NCHANNELS within the CTA limits (nvls.cc), whatever the size.
-  const ChannelSettings& set = s.channel_settings;
+  const EnvSettings& set = s.nccl_env_settings;
   if (algo == Algo::nvls || algo == Algo::nvls_tree) {
     int nc = set.nvls_channels > 0 ? set.nvls_channels : graph_of(s, algo).channels;
     if (set.max_ctas > 0) nc = std::min(nc, set.max_ctas);
@@ -427,20 +428,24 @@ int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, 
 
 namespace {
 
-struct ChannelSettingField {
+struct EnvSettingField {
   const char* name;
-  int ChannelSettings::*field;
+  int EnvSettings::*field;
+  int least, most;  // the values NCCL takes
+  int unset;        // the field's value when the setting is not given
 };
-// NCCL_MIN_NRINGS / NCCL_MAX_NRINGS are the old names, which the new ones override (init.cc).
-constexpr ChannelSettingField kChannelSettingFields[] = {
-    {"NCCL_MIN_NCHANNELS", &ChannelSettings::min_channels},
-    {"NCCL_MAX_NCHANNELS", &ChannelSettings::max_channels},
-    {"NCCL_MIN_CTAS", &ChannelSettings::min_ctas},
-    {"NCCL_MAX_CTAS", &ChannelSettings::max_ctas},
-    {"NCCL_NVLS_NCHANNELS", &ChannelSettings::nvls_channels},
-    {"NCCL_NCHANNELS_PER_NET_PEER", &ChannelSettings::net_channels_per_peer},
-    {"NCCL_MIN_P2P_NCHANNELS", &ChannelSettings::min_p2p_channels},
-    {"NCCL_MAX_P2P_NCHANNELS", &ChannelSettings::max_p2p_channels},
+// NCCL_MIN_NRINGS / NCCL_MAX_NRINGS are the old names, which the new ones override (init.cc). A
+// minimum of 0 is NCCL's own default (none); a maximum below 1 NCCL raises to 1 with a warning.
+constexpr EnvSettingField kEnvSettingFields[] = {
+    {"NCCL_MIN_NCHANNELS", &EnvSettings::min_channels, 0, kMaxChannels, 0},
+    {"NCCL_MAX_NCHANNELS", &EnvSettings::max_channels, 1, kMaxChannels, 0},
+    {"NCCL_MIN_CTAS", &EnvSettings::min_ctas, 0, kMaxChannels, 0},
+    {"NCCL_MAX_CTAS", &EnvSettings::max_ctas, 1, kMaxChannels, 0},
+    {"NCCL_NVLS_NCHANNELS", &EnvSettings::nvls_channels, 1, kMaxChannels, 0},
+    {"NCCL_NCHANNELS_PER_NET_PEER", &EnvSettings::net_channels_per_peer, 1, kMaxChannels, 0},
+    {"NCCL_MIN_P2P_NCHANNELS", &EnvSettings::min_p2p_channels, 0, kMaxChannels, 0},
+    {"NCCL_MAX_P2P_NCHANNELS", &EnvSettings::max_p2p_channels, 1, kMaxChannels, 0},
+    {"NCCL_NVLS_ENABLE", &EnvSettings::nvls_enable, 0, 2, -1},
 };
 
 std::string canonical_setting(const std::string& name) {
@@ -449,31 +454,31 @@ std::string canonical_setting(const std::string& name) {
 
 }  // namespace
 
-const std::vector<std::string>& channel_setting_names() {
+const std::vector<std::string>& env_setting_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const auto& f : kChannelSettingFields) v.emplace_back(f.name);
+    for (const auto& f : kEnvSettingFields) v.emplace_back(f.name);
     return v;
   }();
   return names;
 }
 
-std::string channel_setting_names_text() {
+std::string env_setting_names_text() {
   std::string out;
-  for (const auto& name : channel_setting_names()) out += (out.empty() ? "" : ", ") + name;
+  for (const auto& name : env_setting_names()) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
-int channel_setting(const ChannelSettings& settings, const std::string& name) {
+std::optional<int> env_setting(const EnvSettings& settings, const std::string& name) {
   const std::string key = canonical_setting(name);
-  for (const auto& f : kChannelSettingFields)
-    if (key == f.name) return settings.*f.field;
-  throw Error("not a channel setting: " + name + " (expected one of " + channel_setting_names_text() + ")");
+  for (const auto& f : kEnvSettingFields)
+    if (key == f.name) return settings.*f.field == f.unset ? std::nullopt : std::optional<int>(settings.*f.field);
+  throw Error("not a setting ccsim follows: " + name + " (expected one of " + env_setting_names_text() + ")");
 }
 
-bool set_channel_setting(ChannelSettings& settings, const std::string& name, const std::string& value) {
+bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value) {
   const std::string key = canonical_setting(name);
-  for (const auto& f : kChannelSettingFields) {
+  for (const auto& f : kEnvSettingFields) {
     if (key != f.name) continue;
     std::size_t used = 0;
     int n = 0;
@@ -482,26 +487,25 @@ bool set_channel_setting(ChannelSettings& settings, const std::string& name, con
     } catch (const std::exception&) {
       used = 0;
     }
-    // A minimum of 0 is NCCL's own default (none); a maximum below 1 NCCL raises to 1 with a warning.
-    const int least = key.find("_MIN_") != std::string::npos ? 0 : 1;
-    if (used == 0 || used != value.size() || n < least || n > kMaxChannels)
-      throw Error(name + "=" + value + ": expected a whole number of channels from " + std::to_string(least) + " to " +
-                  std::to_string(kMaxChannels));
+    if (used == 0 || used != value.size() || n < f.least || n > f.most)
+      throw Error(name + "=" + value + ": expected a whole number from " + std::to_string(f.least) + " to " +
+                  std::to_string(f.most));
     settings.*f.field = n;
     return true;
   }
   return false;
 }
 
-void overlay_channel_settings(ChannelSettings& base, const ChannelSettings& over) {
-  for (const auto& f : kChannelSettingFields)
-    if (over.*f.field > 0) base.*f.field = over.*f.field;
+void overlay_env_settings(EnvSettings& base, const EnvSettings& over) {
+  for (const auto& f : kEnvSettingFields)
+    if (over.*f.field != f.unset) base.*f.field = over.*f.field;
 }
 
-std::string to_string(const ChannelSettings& settings) {
+std::string to_string(const EnvSettings& settings) {
   std::string out;
-  for (const auto& f : kChannelSettingFields)
-    if (settings.*f.field > 0) out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + std::to_string(settings.*f.field);
+  for (const auto& f : kEnvSettingFields)
+    if (settings.*f.field != f.unset)
+      out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + std::to_string(settings.*f.field);
   return out;
 }
 

@@ -16,21 +16,22 @@ namespace ccsim::nccl {
 // The cost model's inputs for a communicator of the first `nranks` GPUs (rank order) of `t`, as
 // NCCL release 2.`release` sets them up (0: the latest, System::release) under the run's channel
 // settings.
-System describe(const topo::Topology& t, int nranks, int release = 0, const ChannelSettings& settings = {});
+System describe(const topo::Topology& t, int nranks, int release = 0, const EnvSettings& settings = {});
 
-// The NCCL environment variables ChannelSettings holds, in the order `ccsim` lists them.
-const std::vector<std::string>& channel_setting_names();
-std::string channel_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
-// Sets the field of `name` (one of channel_setting_names, or the old NCCL_MIN_NRINGS /
-// NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value that is not a
-// whole number from 1 (0 for a minimum: none) to MAXCHANNELS (64).
-bool set_channel_setting(ChannelSettings& settings, const std::string& name, const std::string& value);
-// The value of setting `name` (as set_channel_setting reads it), 0 when unset; Error for any other name.
-int channel_setting(const ChannelSettings& settings, const std::string& name);
+// The NCCL environment variables EnvSettings holds, in the order `ccsim` lists them.
+const std::vector<std::string>& env_setting_names();
+std::string env_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
+// Sets the field of `name` (one of env_setting_names, or the old NCCL_MIN_NRINGS /
+// NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value NCCL does not
+// take (channel counts: a whole number from 1, or 0 for a minimum, to MAXCHANNELS (64);
+// NCCL_NVLS_ENABLE 0, 1 or 2).
+bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value);
+// The value of setting `name` (as set_env_setting reads it), none when unset; Error for any other name.
+std::optional<int> env_setting(const EnvSettings& settings, const std::string& name);
 // Every setting `over` gives replaces `base`'s.
-void overlay_channel_settings(ChannelSettings& base, const ChannelSettings& over);
+void overlay_env_settings(EnvSettings& base, const EnvSettings& over);
 // "NCCL_MAX_NCHANNELS=16 NCCL_MIN_CTAS=4" for the settings given; empty for none.
-std::string to_string(const ChannelSettings& settings);
+std::string to_string(const EnvSettings& settings);
 
 // Whether the machine's sockets are AMD (xGMI between them): NCCL's AMD rows and overheads apply.
 bool has_amd_cpu(const topo::Topology& t);

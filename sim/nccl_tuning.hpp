@@ -49,11 +49,12 @@ struct Graph {
   bool same_channels = true;    // every channel has the same ring (Ring broadcast/reduce latency)
 };
 
-// NCCL's environment settings of channel counts (0: unset, NCCL's default). They change how many
-// thread blocks a call runs on, not what the cost model picks: its bandwidths read the graphs the
-// search found (tuning.cc busBw = graph nChannels x bw), while the channels a call launches start
-// from the communicator's count after these limits (connect.cc ncclTopoPostset, enqueue.cc).
-struct ChannelSettings {
+// NCCL's environment settings that ccsim follows beyond NCCL_ALGO / NCCL_PROTO: channel counts
+// (0: unset, NCCL's default) and NVLS on or off. The channel settings change how many thread
+// blocks a call runs on, not what the cost model picks: its bandwidths read the graphs the search
+// found (tuning.cc busBw = graph nChannels x bw), while the channels a call launches start from
+// the communicator's count after these limits (connect.cc ncclTopoPostset, enqueue.cc).
+struct EnvSettings {
   int min_channels = 0;           // NCCL_MIN_NCHANNELS (NCCL_MIN_NRINGS): copies of the first channels up to it
   int max_channels = 0;           // NCCL_MAX_NCHANNELS (NCCL_MAX_NRINGS): only the first ones
   int min_ctas = 0;               // NCCL_MIN_CTAS: as min_channels, and NVLS's floor
@@ -62,6 +63,9 @@ struct ChannelSettings {
   int net_channels_per_peer = 0;  // NCCL_NCHANNELS_PER_NET_PEER: a network peer's point-to-point channels
   int min_p2p_channels = 0;       // NCCL_MIN_P2P_NCHANNELS
   int max_p2p_channels = 0;       // NCCL_MAX_P2P_NCHANNELS
+  // NCCL_NVLS_ENABLE: 0 turns NVLS and NVLS tree off (nvlsSupport 0), 1 and 2 (NCCL's default:
+  // where the machine has it) leave it as the machine allows; -1: unset.
+  int nvls_enable = -1;
 };
 
 // The communicator as the cost model sees it. Every flag here is a condition NCCL decides from the
@@ -98,7 +102,7 @@ struct System {
   int p2p_channels = 1;
   int p2p_channels_per_peer = 1;
   Bytes p2p_chunk_bytes = Bytes{512} << 10;
-  ChannelSettings channel_settings;  // the run's NCCL channel settings, which launched channels obey
+  EnvSettings nccl_env_settings;  // the run's NCCL channel settings, which launched channels obey
 };
 
 // The graph an algorithm runs on (its channels and per-channel bandwidths).

@@ -277,11 +277,11 @@ void Reader::sweep(const json& obj, const std::string& path, Sweep& s) const {
                                                           : std::string("?");
       bool known = false;
       try {
-        known = nccl::set_channel_setting(s.channel_settings, name, text);
+        known = nccl::set_env_setting(s.nccl_env_settings, name, text);
       } catch (const Error& e) {
         fail(where, e.what());
       }
-      if (!known) fail(where, "not a setting ccsim follows (expected one of " + nccl::channel_setting_names_text() + ")");
+      if (!known) fail(where, "not a setting ccsim follows (expected one of " + nccl::env_setting_names_text() + ")");
     }
   }
   if (obj.contains("select")) {

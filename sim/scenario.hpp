@@ -27,7 +27,7 @@ struct Sweep {
   ReduceOp op = ReduceOp::sum;
   std::optional<int> channels;       // default: what NCCL would launch
   std::optional<Bytes> chunk_bytes;  // default: the model's
-  nccl::ChannelSettings channel_settings;  // "nccl_env": NCCL_MAX_NCHANNELS and the like
+  nccl::EnvSettings nccl_env_settings;  // "nccl_env": NCCL_MAX_NCHANNELS and the like
   std::string select = "nccl";       // what auto means: nccl (its cost model) or fastest (simulate all)
   bool check = false;                // run the CPU executor's data check on each point (slow)
 };

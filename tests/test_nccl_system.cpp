@@ -134,8 +134,8 @@ TEST_CASE("NCCL launches fewer channels for small messages") {
 
 TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the minimum, NVLS within the CTA limits") {
   const auto t = topo::make_preset("dgx-h100");
-  nccl::ChannelSettings set;
-  CHECK(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "8"));
+  nccl::EnvSettings set;
+  CHECK(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "8"));
   nccl::System s = nccl::describe(t, 8, 0, set);
   CHECK(nccl::collective_channels(s) == 8);
   CHECK(nccl::launched_channels(s, nccl::Algo::ring, Protocol::simple, Bytes{1} << 30, 8) == 8);
@@ -145,36 +145,48 @@ TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the min
   CHECK(s.ring.channels == nccl::describe(t, 8).ring.channels);
   // NVLS keeps its 16 blocks: only NCCL_MAX_CTAS and NCCL_MIN_CTAS (and its own setting) bound them.
   CHECK(nccl::launched_channels(s, nccl::Algo::nvls, Protocol::simple, Bytes{1} << 30, 8) == 16);
-  CHECK(nccl::set_channel_setting(set, "NCCL_MAX_CTAS", "4"));
+  CHECK(nccl::set_env_setting(set, "NCCL_MAX_CTAS", "4"));
   s = nccl::describe(t, 8, 0, set);
   CHECK(nccl::collective_channels(s) == 4);
   CHECK(nccl::launched_channels(s, nccl::Algo::nvls, Protocol::simple, Bytes{1} << 30, 8) == 4);
   // A minimum above what the search found duplicates channels, up to MAXCHANNELS.
-  nccl::ChannelSettings more;
-  CHECK(nccl::set_channel_setting(more, "NCCL_MIN_NRINGS", "40"));
-  CHECK(nccl::channel_setting(more, "NCCL_MIN_NCHANNELS") == 40);
+  nccl::EnvSettings more;
+  CHECK(nccl::set_env_setting(more, "NCCL_MIN_NRINGS", "40"));
+  CHECK(nccl::env_setting(more, "NCCL_MIN_NCHANNELS") == 40);
   CHECK(nccl::collective_channels(nccl::describe(t, 8, 0, more)) == 40);
-  CHECK(nccl::set_channel_setting(more, "NCCL_NVLS_NCHANNELS", "32"));
+  CHECK(nccl::set_env_setting(more, "NCCL_NVLS_NCHANNELS", "32"));
   CHECK(nccl::launched_channels(nccl::describe(t, 8, 0, more), nccl::Algo::nvls, Protocol::simple, 1 << 20, 8) == 32);
   CHECK(nccl::to_string(more) == "NCCL_MIN_NCHANNELS=40 NCCL_NVLS_NCHANNELS=32");
   // A network peer's channels: NCCL_NCHANNELS_PER_NET_PEER replaces 2.20's halving (NVIDIA/nccl
   // issue 1272: 24.2 GB/s again with 4 on 8 GH200 nodes).
   topo::PresetOptions o;
   o.nodes = 8;
-  nccl::ChannelSettings net;
-  CHECK(nccl::set_channel_setting(net, "NCCL_NCHANNELS_PER_NET_PEER", "4"));
+  nccl::EnvSettings net;
+  CHECK(nccl::set_env_setting(net, "NCCL_NCHANNELS_PER_NET_PEER", "4"));
   CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32, 20, net).p2p_channels_per_peer == 4);
-  nccl::ChannelSettings p2p;
-  CHECK(nccl::set_channel_setting(p2p, "NCCL_MAX_P2P_NCHANNELS", "4"));
+  nccl::EnvSettings p2p;
+  CHECK(nccl::set_env_setting(p2p, "NCCL_MAX_P2P_NCHANNELS", "4"));
   CHECK(nccl::describe(t, 8, 0, p2p).p2p_channels == 4);
   CHECK(nccl::describe(t, 8, 0, p2p).p2p_channels_per_peer <= 4);
-  // Other names are not channel settings; values must be whole channel counts.
-  CHECK_FALSE(nccl::set_channel_setting(set, "NCCL_BUFFSIZE", "4194304"));
-  CHECK_THROWS_AS(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "0"), Error);
-  CHECK(nccl::set_channel_setting(set, "NCCL_MIN_NCHANNELS", "0"));  // NCCL's default: no minimum
-  CHECK(nccl::channel_setting(set, "NCCL_MIN_NCHANNELS") == 0);
-  CHECK_THROWS_AS(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "65"), Error);
-  CHECK_THROWS_AS(nccl::set_channel_setting(set, "NCCL_MAX_NCHANNELS", "8x"), Error);
+  // NCCL_NVLS_ENABLE=0 takes NVLS and NVLS tree away from the cost model (nvlsSupport 0); 1 and 2
+  // leave the machine's.
+  nccl::EnvSettings no_nvls;
+  CHECK_FALSE(nccl::env_setting(no_nvls, "NCCL_NVLS_ENABLE"));
+  CHECK(nccl::set_env_setting(no_nvls, "NCCL_NVLS_ENABLE", "0"));
+  CHECK(nccl::env_setting(no_nvls, "NCCL_NVLS_ENABLE") == 0);
+  CHECK(nccl::describe(t, 8).nvls);
+  CHECK_FALSE(nccl::describe(t, 8, 0, no_nvls).nvls);
+  CHECK(nccl::to_string(no_nvls) == "NCCL_NVLS_ENABLE=0");
+  CHECK(nccl::set_env_setting(no_nvls, "NCCL_NVLS_ENABLE", "2"));
+  CHECK(nccl::describe(t, 8, 0, no_nvls).nvls);
+  CHECK_THROWS_AS(nccl::set_env_setting(no_nvls, "NCCL_NVLS_ENABLE", "3"), Error);
+  // Other names are not settings ccsim follows; values must be whole channel counts.
+  CHECK_FALSE(nccl::set_env_setting(set, "NCCL_BUFFSIZE", "4194304"));
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "0"), Error);
+  CHECK(nccl::set_env_setting(set, "NCCL_MIN_NCHANNELS", "0"));  // NCCL's default: no minimum
+  CHECK(nccl::env_setting(set, "NCCL_MIN_NCHANNELS") == std::nullopt);  // 0 is the unset value
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "65"), Error);
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "8x"), Error);
 }
 
 TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS and Tree LL128 chunks for small calls") {

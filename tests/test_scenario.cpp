@@ -105,7 +105,7 @@ TEST_CASE("bad scenarios name the file, the JSON path and what was expected") {
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_BUFFSIZE": 8}}})").starts_with(
       "test.json: sweep.nccl_env.NCCL_BUFFSIZE: not a setting ccsim follows (expected one of NCCL_MIN_NCHANNELS"));
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_MAX_NCHANNELS": 0}}})") ==
-        "test.json: sweep.nccl_env.NCCL_MAX_NCHANNELS: NCCL_MAX_NCHANNELS=0: expected a whole number of channels from 1 to 64");
+        "test.json: sweep.nccl_env.NCCL_MAX_NCHANNELS: NCCL_MAX_NCHANNELS=0: expected a whole number from 1 to 64");
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": [8]}})").starts_with("test.json: sweep.nccl_env: expected an object"));
 }
 
@@ -113,10 +113,10 @@ TEST_CASE("a sweep's NCCL channel settings, as numbers or strings, reach each va
   const Scenario s = parse(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_MAX_NCHANNELS": 8, "NCCL_MIN_CTAS": "2"}},
                               "variants": [{"name": "a"}, {"name": "b", "sweep": {"nccl_env": {"NCCL_MAX_NCHANNELS": 4}}}]})");
   REQUIRE(s.variants.size() == 2);
-  CHECK(s.variants[0].sweep.channel_settings.max_channels == 8);
-  CHECK(s.variants[0].sweep.channel_settings.min_ctas == 2);
-  CHECK(s.variants[1].sweep.channel_settings.max_channels == 4);
-  CHECK(s.variants[1].sweep.channel_settings.min_ctas == 2);
+  CHECK(s.variants[0].sweep.nccl_env_settings.max_channels == 8);
+  CHECK(s.variants[0].sweep.nccl_env_settings.min_ctas == 2);
+  CHECK(s.variants[1].sweep.nccl_env_settings.max_channels == 4);
+  CHECK(s.variants[1].sweep.nccl_env_settings.min_ctas == 2);
 }
 
 TEST_CASE("changes that do not fit the machine fail when the variant is built, naming the change") {

@@ -77,7 +77,7 @@ struct LogResult {
   // header, so that a run of one of them can take its model (--model).
   std::string release_models;
   std::string from_command;      // PreparedLog::from_command
-  std::string channel_settings;  // the NCCL channel settings the run followed (log's and --nccl-env)
+  std::string nccl_env_settings;  // the NCCL settings the run followed (EnvSettings: log's, map's, --nccl-env)
   bool from_report = false;      // PreparedLog::from_report
   std::vector<RowResult> rows;
 };
@@ -128,7 +128,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.gpus_per_thread = prepared.gpus_per_thread;
   selection.iters = prepared.iters;
   selection.nccl_release = nccl_release(prepared);
-  selection.channel_settings = prepared.channel_settings;
+  selection.nccl_env_settings = prepared.nccl_env_settings;
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;
@@ -155,7 +155,7 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
       out.release_models += (out.release_models.empty() ? "" : ", ") + name + " (NCCL " + list + ")";
     }
   out.from_command = prepared.from_command;
-  out.channel_settings = nccl::to_string(prepared.channel_settings);
+  out.nccl_env_settings = nccl::to_string(prepared.nccl_env_settings);
   // A log with one column only (a summary table's in-place busbw) is compared on that one.
   const bool want_in_place = a.column == "in-place";
   const auto other = std::count_if(prepared.calls.begin(), prepared.calls.end(),
@@ -236,7 +236,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
       << "), which ccsim does not model\n";
   if (!r.from_command.empty())
     o << "#   from its command line" << (r.from_report ? " and NCCL's report" : "") << ": " << r.from_command << "\n";
-  if (!r.channel_settings.empty()) o << "#   NCCL channel settings: " << r.channel_settings << "\n";
+  if (!r.nccl_env_settings.empty()) o << "#   NCCL settings: " << r.nccl_env_settings << "\n";
   if (!a.quiet) {
     // A log of several types or reductions (nccl-tests -d all, -o all) says which each row is.
     const bool mixed = std::any_of(r.rows.begin(), r.rows.end(), [&r](const RowResult& x) {
@@ -305,8 +305,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
-  const nccl::ChannelSettings channel_settings = parse_nccl_env(a.nccl_env);
-  for (auto& c : cases) nccl::overlay_channel_settings(c.channel_settings, channel_settings);
+  const nccl::EnvSettings nccl_env_settings = parse_nccl_env(a.nccl_env);
+  for (auto& c : cases) nccl::overlay_env_settings(c.nccl_env_settings, nccl_env_settings);
   const bool baseline = a.baseline == "nccl-model";
   const bool progress = ::isatty(STDERR_FILENO);
 
@@ -358,7 +358,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.channel_settings},
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"rows", rows}});
   }

@@ -241,8 +241,8 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
-  const nccl::ChannelSettings channel_settings = parse_nccl_env(a.nccl_env);
-  for (auto& c : cases) nccl::overlay_channel_settings(c.channel_settings, channel_settings);
+  const nccl::EnvSettings nccl_env_settings = parse_nccl_env(a.nccl_env);
+  for (auto& c : cases) nccl::overlay_env_settings(c.nccl_env_settings, nccl_env_settings);
   std::vector<PreparedLog> logs;
   for (const auto& c : cases) logs.push_back(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size)));
   for (const auto& l : logs) {
@@ -281,7 +281,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     selection.protocol = logs[li].c.protocol;
     selection.gpus_per_thread = logs[li].gpus_per_thread;
     selection.iters = logs[li].iters;
-    selection.channel_settings = logs[li].channel_settings;
+    selection.nccl_env_settings = logs[li].nccl_env_settings;
     const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);
     for (std::size_t i = 0; i < logs[li].calls.size(); ++i) {
       auto row = std::make_unique<Row>();

@@ -114,11 +114,11 @@ std::vector<LogCase> read_map(const std::string& file) {
         if (!value.is_number_integer()) throw Error(at + ": expected a whole number of channels");
         bool known = false;
         try {
-          known = nccl::set_channel_setting(c.channel_settings, name, std::to_string(value.get<long long>()));
+          known = nccl::set_env_setting(c.nccl_env_settings, name, std::to_string(value.get<long long>()));
         } catch (const Error& err) {
           throw Error(at + ": " + err.what());
         }
-        if (!known) throw Error(at + ": not a setting ccsim follows (expected one of " + nccl::channel_setting_names_text() + ")");
+        if (!known) throw Error(at + ": not a setting ccsim follows (expected one of " + nccl::env_setting_names_text() + ")");
       }
     }
     cases.push_back(std::move(c));
@@ -388,30 +388,30 @@ void apply_command_settings(PreparedLog& p) {
       note(said(pxn_name, *value));
     }
   }
-  // Channel settings: the old NCCL_MIN/MAX_NRINGS first, which the new names override as in NCCL.
-  p.channel_settings = p.c.channel_settings;
+  // Channel settings and NCCL_NVLS_ENABLE: the old NCCL_MIN/MAX_NRINGS first, which the new names
+  // override as in NCCL.
+  p.nccl_env_settings = p.c.nccl_env_settings;
   std::vector<std::string> channel_names = {"NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS"};
-  for (const auto& name : nccl::channel_setting_names()) channel_names.push_back(name);
+  for (const auto& name : nccl::env_setting_names()) channel_names.push_back(name);
   for (const auto& name : channel_names) {
     const auto value = setting(name.c_str());
     if (!value) continue;
-    if (const int given = nccl::channel_setting(p.c.channel_settings, name); given > 0) {
-      note(said(name, *value) + " overridden (" + std::to_string(given) + " from the map or --nccl-env)");
+    if (const auto given = nccl::env_setting(p.c.nccl_env_settings, name)) {
+      note(said(name, *value) + " overridden (" + std::to_string(*given) + " from the map or --nccl-env)");
       continue;
     }
     try {
-      nccl::set_channel_setting(p.channel_settings, name, *value);
+      nccl::set_env_setting(p.nccl_env_settings, name, *value);
       note(said(name, *value));
     } catch (const Error&) {
       note(said(name, *value) + " not understood");
     }
   }
   // Settings that change how NCCL runs which ccsim does not follow: said, so that a log's errors are
-  // not taken for the model's. A value that asks for what ccsim does anyway (NVLS on where the
-  // machine has it, CollNet off, NCCL's default cross-NIC choice) needs no saying.
-  static const std::map<std::string, std::string> kAsModelled = {
-      {"NCCL_NVLS_ENABLE", "1"}, {"NCCL_COLLNET_ENABLE", "0"}, {"NCCL_CROSS_NIC", "2"}};
-  for (const char* name : {"NCCL_NVLS_ENABLE", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
+  // not taken for the model's. A value that asks for what ccsim does anyway (CollNet off, NCCL's
+  // default cross-NIC choice) needs no saying.
+  static const std::map<std::string, std::string> kAsModelled = {{"NCCL_COLLNET_ENABLE", "0"}, {"NCCL_CROSS_NIC", "2"}};
+  for (const char* name : {"NCCL_BUFFSIZE", "NCCL_NTHREADS",
                            "NCCL_LL128_NTHREADS", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
                            "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_QPS_PER_CONNECTION",
                            "NCCL_COLLNET_ENABLE", "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"}) {

@@ -37,7 +37,7 @@ struct LogCase {
   // do not say (no nccl-tests command, banner or telling file name); empty: the log's own.
   std::string collective;
   // The command's NCCL channel settings (--nccl-env), over the log's own.
-  nccl::ChannelSettings channel_settings;
+  nccl::EnvSettings nccl_env_settings;
 };
 
 // A log named on the command line: the machine and the algorithm/protocol the run used are the
@@ -93,7 +93,7 @@ struct PreparedLog {
   std::string from_command;
   bool from_report = false;  // some of from_command's settings are NCCL's report, not the command's
   // The channel settings the run follows: the command's, and the log's that the command did not set.
-  nccl::ChannelSettings channel_settings;
+  nccl::EnvSettings nccl_env_settings;
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
   int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say

@@ -89,7 +89,7 @@ int run_perf(const PerfArgs& a) {
     selection.nccl_release = nccl::release_of(a.nccl_version);
     if (selection.nccl_release == 0) throw Error("--nccl: expected an NCCL 2.x version such as 2.26, got \"" + a.nccl_version + "\"");
   }
-  selection.channel_settings = parse_nccl_env(a.nccl_env);
+  selection.nccl_env_settings = parse_nccl_env(a.nccl_env);
   const Planner planner(topology, model, nranks, selection);
   const Columns columns = a.column == "out-of-place" ? Columns::out_of_place
                           : a.column == "in-place"   ? Columns::in_place
@@ -101,7 +101,7 @@ int run_perf(const PerfArgs& a) {
   report.kind = kind;
   report.topology = topology.name();
   report.model = model.name();
-  report.nccl_env = nccl::to_string(selection.channel_settings);
+  report.nccl_env = nccl::to_string(selection.nccl_env_settings);
   report.nranks = nranks;
   EngineOptions engine;
   engine.record_steps = !a.timeline_file.empty();

@@ -28,17 +28,18 @@ std::optional<nccl::Algo> nccl_algo(const std::string& name) {
 
 void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
   cmd->add_option("--nccl-env", given,
-                  "NAME=VALUE, repeatable: an NCCL channel setting the run is made under (" +
-                      nccl::channel_setting_names_text() +
-                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). They change the channels calls launch, as NCCL "
+                  "NAME=VALUE, repeatable: an NCCL setting the run is made under (" +
+                      nccl::env_setting_names_text() +
+                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off. "
+                      "The channel settings change the channels calls launch, as NCCL "
                       "does (first the maximum, then copies up to the minimum; NVLS within the CTA limits; point-to-point "
                       "channels from the collective ones), not what NCCL's cost model picks. A point-to-point block's own "
                       "copy rate bounds its part; collective blocks are bounded by the links only, so on NVLink a "
                       "collective on fewer channels than NCCL's default loses less here than on real GPUs");
 }
 
-nccl::ChannelSettings parse_nccl_env(const std::vector<std::string>& given) {
-  nccl::ChannelSettings settings;
+nccl::EnvSettings parse_nccl_env(const std::vector<std::string>& given) {
+  nccl::EnvSettings settings;
   // The old names first, so that NCCL_MIN/MAX_NCHANNELS win as in NCCL (init.cc ncclMinNchannels).
   std::vector<std::string> ordered = given;
   std::stable_partition(ordered.begin(), ordered.end(),
@@ -49,21 +50,23 @@ nccl::ChannelSettings parse_nccl_env(const std::vector<std::string>& given) {
       throw Error("--nccl-env " + item + ": expected NAME=VALUE, e.g. NCCL_MAX_NCHANNELS=16");
     bool known = false;
     try {
-      known = nccl::set_channel_setting(settings, item.substr(0, eq), item.substr(eq + 1));
+      known = nccl::set_env_setting(settings, item.substr(0, eq), item.substr(eq + 1));
     } catch (const Error& e) {
       throw Error(std::string("--nccl-env ") + e.what());
     }
     if (!known)
       throw Error("--nccl-env " + item + ": " + item.substr(0, eq) + " is not a setting ccsim follows (expected one of " +
-                  nccl::channel_setting_names_text() + ")");
+                  nccl::env_setting_names_text() + ")");
   }
   return settings;
 }
 
 Planner::Planner(const topo::Topology& topology, const Model& model, int nranks, Selection selection)
     : topology_(topology), model_(model), nranks_(nranks), selection_(std::move(selection)),
-      system_(nccl::describe(topology, nranks, selection_.nccl_release, selection_.channel_settings)) {
+      system_(nccl::describe(topology, nranks, selection_.nccl_release, selection_.nccl_env_settings)) {
   if (selection_.algorithm != "auto") algo::find_algorithm(selection_.algorithm);
+  if ((selection_.algorithm == "nvls" || selection_.algorithm == "nvls_tree") && selection_.nccl_env_settings.nvls_enable == 0)
+    throw Error(selection_.algorithm + " cannot run under NCCL_NVLS_ENABLE=0, which turns NVLS off");
   if (selection_.protocol != "auto") {
     parse_protocol(selection_.protocol);
     // A user's NCCL_PROTO wins over the one a net plugin sets when there is none (aws-ofi-nccl).
@@ -95,7 +98,7 @@ PointOptions Planner::point(const CollectiveSpec& spec, const std::string& algor
   if (algorithm == "nvls" || algorithm == "nvls_tree") o.chunk_bytes = std::min<Bytes>(o.chunk_bytes, 128 << 10);
   if (algorithm == "collnet_chain") o.chunk_bytes = std::min<Bytes>(o.chunk_bytes, 256 << 10);
   o.ranks_per_node = std::min(topology_.gpus_per_node(), nranks_);
-  o.nvls = topology_.has_nvls();
+  o.nvls = topology_.has_nvls() && selection_.nccl_env_settings.nvls_enable != 0;  // NCCL_NVLS_ENABLE=0: none
   o.sharp = topology_.has_sharp();
   o.levels = selection_.levels;
   auto it = rings_.find(o.channels);

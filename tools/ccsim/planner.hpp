@@ -26,13 +26,13 @@ struct Selection {
   int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
   int iters = kNcclTestsIters;       // calls in the timed loop (nccl-tests -n): PointOptions::iters
   int nccl_release = 0;              // NCCL 2.x minor whose cost model decides `auto` (nccl::System::release)
-  nccl::ChannelSettings channel_settings;  // NCCL_MIN/MAX_NCHANNELS and the like: the channels calls launch
+  nccl::EnvSettings nccl_env_settings;  // NCCL_MIN/MAX_NCHANNELS and the like: the channels calls launch
 };
 
 // --nccl-env NAME=VALUE, repeatable: the NCCL channel settings a run is made under (perf, accuracy,
 // calibrate). parse_nccl_env reads the values given; Error naming the one it cannot read.
 void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given);
-nccl::ChannelSettings parse_nccl_env(const std::vector<std::string>& given);
+nccl::EnvSettings parse_nccl_env(const std::vector<std::string>& given);
 
 class Planner {
  public:

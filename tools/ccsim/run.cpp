@@ -102,7 +102,7 @@ class VariantRunner {
     s.mode = variant_.sweep.select;
     s.channels = variant_.sweep.channels;
     s.chunk_bytes = variant_.sweep.chunk_bytes;
-    s.channel_settings = variant_.sweep.channel_settings;
+    s.nccl_env_settings = variant_.sweep.nccl_env_settings;
     return s;
   }
 
