@@ -25,12 +25,6 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' |
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_letter(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 Tokens split(std::string_view s) {
   Tokens out;
   std::size_t i = 0;

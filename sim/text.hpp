@@ -9,4 +9,7 @@ namespace ccsim {
 // whatever case a user or a log wrote them in.
 std::string ascii_lower(std::string_view text);
 
+// `text` without the ASCII white space (blanks, tabs, line ends) it begins and ends with.
+std::string_view trim(std::string_view text);
+
 }  // namespace ccsim

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <string>
@@ -320,6 +321,35 @@ std::string algorithm_named(const std::string& given) {
   return it == names.end() ? "" : it->second;
 }
 
+// What an NCCL_ALGO / NCCL_PROTO value allows, as ccsim names out of `all`: a name ("Ring"), a
+// list ("Ring,Tree") or an exclusion ("^NVLS,CollnetDirect": all but those), as NCCL's parser reads
+// them (case-insensitive, comma-separated). Empty for a per-collective value ("allreduce:ring;...",
+// NCCL 2.24+), which ccsim does not read, or a name it does not know.
+std::vector<std::string> allowed_names(const std::string& value, const std::vector<std::string>& all,
+                                       const std::function<std::string(const std::string&)>& name_of) {
+  std::string_view v = trim(value);
+  if (v.find_first_of(":;") != std::string_view::npos) return {};
+  const bool exclude = !v.empty() && v.front() == '^';
+  if (exclude) v.remove_prefix(1);
+  std::vector<std::string> named;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    const std::size_t comma = std::min(v.find(',', start), v.size());
+    const std::string token(trim(v.substr(start, comma - start)));
+    if (!token.empty()) {
+      const std::string name = name_of(token);
+      if (name.empty()) return {};
+      named.push_back(name);
+    }
+    start = comma + 1;
+  }
+  if (named.empty()) return {};
+  std::vector<std::string> out;
+  for (const auto& a : all)
+    if ((std::find(named.begin(), named.end(), a) != named.end()) != exclude) out.push_back(a);
+  return out;
+}
+
 // The command line's NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL and NCCL_P2P_DISABLE,
 // where the map or the command did not choose: the run measured what they forced. Said in the
 // log's header.
@@ -336,23 +366,30 @@ void apply_command_settings(PreparedLog& p) {
     p.from_report = p.from_report || reported;
     return name + "=" + value + (reported ? " (NCCL's report)" : "");
   };
-  // NCCL_ALGO and NCCL_PROTO: `chosen` is ccsim's name of the one algorithm or protocol the value
-  // names, empty for a list, an exclusion or an unknown name.
-  auto follow = [&](const std::string& name, const std::string& value, const std::string& chosen, std::string& field,
-                    const char* what) {
-    if (field == chosen) note(said(name, value));
+  // NCCL_ALGO and NCCL_PROTO: the ccsim names the value allows (allowed_names); one of them fixes
+  // the run's choice, several leave NCCL's cost model to pick among them.
+  auto follow = [&](const std::string& name, const std::string& value, const std::vector<std::string>& allowed,
+                    std::string& field, std::vector<std::string>& field_allowed) {
+    if (allowed.empty()) note(said(name, value) + " not followed (per-collective values and unknown names are not read)");
     else if (field != "auto") note(said(name, value) + " overridden by " + field);
-    else if (chosen.empty()) note(said(name, value) + " not followed (one " + what + " only)");
-    else {
-      field = chosen;
+    else if (allowed.size() == 1) {
+      field = allowed.front();
+      note(said(name, value));
+    } else {
+      field_allowed = allowed;
       note(said(name, value));
     }
   };
-  if (const auto algo = setting("NCCL_ALGO")) follow("NCCL_ALGO", *algo, algorithm_named(*algo), p.c.algorithm, "algorithm");
+  static const std::vector<std::string> kAlgorithms = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
+  static const std::vector<std::string> kProtocols = {"ll", "ll128", "simple"};
+  if (const auto algo = setting("NCCL_ALGO"))
+    follow("NCCL_ALGO", *algo, allowed_names(*algo, kAlgorithms, algorithm_named), p.c.algorithm, p.algorithms_allowed);
   if (const auto proto = setting("NCCL_PROTO")) {
-    const std::string lower = ascii_lower(*proto);
-    const bool one = lower == "simple" || lower == "ll" || lower == "ll128";
-    follow("NCCL_PROTO", *proto, one ? lower : "", p.c.protocol, "protocol");
+    const auto protocol_named = [](const std::string& given) {
+      const std::string lower = ascii_lower(given);
+      return lower == "simple" || lower == "ll" || lower == "ll128" ? lower : std::string();
+    };
+    follow("NCCL_PROTO", *proto, allowed_names(*proto, kProtocols, protocol_named), p.c.protocol, p.protocols_allowed);
   }
   auto level_setting = [&](const std::string& name, std::string& field, std::optional<std::string> value) {
     if (!value) return;

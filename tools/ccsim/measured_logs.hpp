@@ -92,6 +92,9 @@ struct PreparedLog {
   // NCCL_P2P_DISABLE) where the command or map did not set them, and those it cannot follow.
   std::string from_command;
   bool from_report = false;  // some of from_command's settings are NCCL's report, not the command's
+  // NCCL_ALGO / NCCL_PROTO naming several (a list, or an exclusion such as ^NVLS): what NCCL's
+  // cost model may pick from (ccsim names); empty: everything.
+  std::vector<std::string> algorithms_allowed, protocols_allowed;
   // The channel settings the run follows: the command's, and the log's that the command did not set.
   nccl::EnvSettings nccl_env_settings;
   int ranks = 0;

@@ -18,6 +18,12 @@ bool simple_only(const std::string& algorithm) {
          algorithm == "collnet_chain" || algorithm == "pat";
 }
 
+// Whether a list of allowed names (NCCL_ALGO / NCCL_PROTO naming several) lets `name` run; an
+// empty list allows all.
+bool allows(const std::vector<std::string>& allowed, std::string_view name) {
+  return allowed.empty() || std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+}
+
 std::optional<nccl::Algo> nccl_algo(const std::string& name) {
   for (auto a : nccl::all_algos())
     if (to_string(a) == name) return a;
@@ -159,6 +165,7 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
     for (const auto& a : algo::algorithms())
       if (a.supports(spec.kind) && (a.name != "hierarchical" || !selection_.levels.empty())) names.push_back(a.name);
   for (const auto& name : names) {
+    if (!allows(selection_.algorithms_allowed, name)) continue;
     std::vector<Protocol> protos;
     if (fixed_proto) protos = {parse_protocol(selection_.protocol)};
     else if (simple_only(name)) protos = {Protocol::simple};
@@ -168,6 +175,7 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
       protos.push_back(Protocol::simple);
     }
     for (auto pr : protos) {
+      if (!allows(selection_.protocols_allowed, to_string(pr))) continue;
       int channels = std::max(1, system_.ring.channels);
       if (const auto a = nccl_algo(name); a && nccl::function_of(spec.kind))
         channels = nccl::launched_channels(system_, *a, pr, nccl::cost_bytes(spec), spec.nranks);
@@ -191,6 +199,8 @@ std::optional<nccl::Estimate> Planner::nccl_best(const CollectiveSpec& spec) con
     if (e.time_us < 0) continue;
     if (want_algo && e.algo != *want_algo) continue;
     if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
+    if (!allows(selection_.algorithms_allowed, to_string(e.algo)) || !allows(selection_.protocols_allowed, to_string(e.proto)))
+      continue;
     if (!best || e.time_us < best->time_us) best = e;  // strict: ties keep NCCL's earlier index
   }
   return best;

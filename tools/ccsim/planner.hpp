@@ -26,6 +26,8 @@ struct Selection {
   int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
   int iters = kNcclTestsIters;       // calls in the timed loop (nccl-tests -n): PointOptions::iters
   int nccl_release = 0;              // NCCL 2.x minor whose cost model decides `auto` (nccl::System::release)
+  // What `auto` may pick from when NCCL_ALGO / NCCL_PROTO name several (ccsim names); empty: all.
+  std::vector<std::string> algorithms_allowed, protocols_allowed;
   nccl::EnvSettings nccl_env_settings;  // NCCL_MIN/MAX_NCHANNELS and the like: the channels calls launch
 };
 
