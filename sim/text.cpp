@@ -1,5 +1,6 @@
 #include "sim/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 namespace ccsim {
@@ -15,6 +16,17 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
   return text;
+}
+
+std::vector<std::string_view> split_list(std::string_view text, char separator) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(separator, start), text.size());
+    if (const std::string_view item = trim(text.substr(start, end - start)); !item.empty()) items.push_back(item);
+    start = end + 1;
+  }
+  return items;
 }
 
 }  // namespace ccsim

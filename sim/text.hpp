@@ -2,6 +2,7 @@
 // Small text forms shared by the parsers of names users and logs give (protocols, NCCL settings).
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ccsim {
 
@@ -11,5 +12,9 @@ std::string ascii_lower(std::string_view text);
 
 // `text` without the ASCII white space (blanks, tabs, line ends) it begins and ends with.
 std::string_view trim(std::string_view text);
+
+// The items of a list such as "mlx5_0,mlx5_1" or "Ring, Tree", split at `separator`, trimmed,
+// empty ones left out. They view `text`.
+std::vector<std::string_view> split_list(std::string_view text, char separator = ',');
 
 }  // namespace ccsim

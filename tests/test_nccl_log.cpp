@@ -10,6 +10,7 @@
 
 #include "sim/error.hpp"
 #include "sim/nccl_log.hpp"
+#include "sim/text.hpp"
 
 using namespace ccsim;
 
@@ -632,4 +633,12 @@ TEST_CASE("nccl log: the NCCL settings of the command line, in the forms launche
   // Not a setting: a word that merely contains the name, or a name without a value.
   const NcclLog none = parse(std::string("mpirun -x MY_NCCL_ALGO=ring -x NCCL_ALGO ./all_reduce_perf -b 8\n") + kNewLayout);
   CHECK(none.nccl_env.empty());
+}
+
+TEST_CASE("text: lists as NCCL settings write them split, trimmed, empty items left out") {
+  CHECK(split_list("mlx5_0,mlx5_1") == std::vector<std::string_view>{"mlx5_0", "mlx5_1"});
+  CHECK(split_list(" Ring , Tree ,") == std::vector<std::string_view>{"Ring", "Tree"});
+  CHECK(split_list("").empty());
+  CHECK(split_list(",,").empty());
+  CHECK(trim("  x\t\n") == "x");
 }

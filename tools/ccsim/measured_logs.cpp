@@ -16,6 +16,7 @@
 #include "sim/model.hpp"
 #include "sim/nccl_system.hpp"
 #include "sim/nccl_tuning.hpp"
+#include "sim/protocol.hpp"
 #include "sim/text.hpp"
 #include "sim/text_file.hpp"
 #include "sim/topology/gpu_models.hpp"
@@ -332,16 +333,10 @@ std::vector<std::string> allowed_names(const std::string& value, const std::vect
   const bool exclude = !v.empty() && v.front() == '^';
   if (exclude) v.remove_prefix(1);
   std::vector<std::string> named;
-  std::size_t start = 0;
-  while (start <= v.size()) {
-    const std::size_t comma = std::min(v.find(',', start), v.size());
-    const std::string token(trim(v.substr(start, comma - start)));
-    if (!token.empty()) {
-      const std::string name = name_of(token);
-      if (name.empty()) return {};
-      named.push_back(name);
-    }
-    start = comma + 1;
+  for (const std::string_view token : split_list(v)) {
+    const std::string name = name_of(std::string(token));
+    if (name.empty()) return {};
+    named.push_back(name);
   }
   if (named.empty()) return {};
   std::vector<std::string> out;
@@ -372,22 +367,31 @@ void apply_command_settings(PreparedLog& p) {
                     std::string& field, std::vector<std::string>& field_allowed) {
     if (allowed.empty()) note(said(name, value) + " not followed (per-collective values and unknown names are not read)");
     else if (field != "auto") note(said(name, value) + " overridden by " + field);
-    else if (allowed.size() == 1) {
-      field = allowed.front();
-      note(said(name, value));
-    } else {
-      field_allowed = allowed;
+    else {
+      if (allowed.size() == 1) field = allowed.front();
+      else field_allowed = allowed;
       note(said(name, value));
     }
   };
-  static const std::vector<std::string> kAlgorithms = {"tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
-  static const std::vector<std::string> kProtocols = {"ll", "ll128", "simple"};
+  static const std::vector<std::string> kAlgorithms = [] {
+    std::vector<std::string> names;
+    for (const auto a : nccl::all_algos()) names.emplace_back(nccl::to_string(a));
+    return names;
+  }();
+  static const std::vector<std::string> kProtocols = [] {
+    std::vector<std::string> names;
+    for (const auto pr : all_protocols()) names.emplace_back(to_string(pr));
+    return names;
+  }();
   if (const auto algo = setting("NCCL_ALGO"))
     follow("NCCL_ALGO", *algo, allowed_names(*algo, kAlgorithms, algorithm_named), p.c.algorithm, p.algorithms_allowed);
   if (const auto proto = setting("NCCL_PROTO")) {
     const auto protocol_named = [](const std::string& given) {
-      const std::string lower = ascii_lower(given);
-      return lower == "simple" || lower == "ll" || lower == "ll128" ? lower : std::string();
+      try {
+        return std::string(to_string(parse_protocol(given)));
+      } catch (const Error&) {
+        return std::string();
+      }
     };
     follow("NCCL_PROTO", *proto, allowed_names(*proto, kProtocols, protocol_named), p.c.protocol, p.protocols_allowed);
   }
@@ -527,14 +531,8 @@ void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
 void follow_hca_list(PreparedLog& p, TopologyArgs& machine) {
   const auto it = p.log.nccl_env.find("NCCL_IB_HCA");
   if (it == p.log.nccl_env.end() || it->second.empty() || it->second.front() == '^' || machine.nics_per_node) return;
-  const std::string list = it->second.front() == '=' ? it->second.substr(1) : it->second;
-  int listed = 0;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t end = std::min(list.find(',', start), list.size());
-    listed += end > start;
-    start = end + 1;
-  }
+  const std::string_view list = std::string_view(it->second).substr(it->second.front() == '=' ? 1 : 0);
+  const int listed = static_cast<int>(split_list(list).size());
   const int node_gpus = p.topology.gpus_per_node();
   const bool nodes = static_cast<int>(p.topology.gpu_count()) > node_gpus;
   const int nics = static_cast<int>(p.topology.nics_of_node(0).size());
