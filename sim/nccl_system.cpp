@@ -57,7 +57,6 @@ double ladder_speed(const std::vector<double>& ladder, double limit) {
 }
 
 constexpr int kMaxSearchChannels = 32;  // MAXCHANNELS/2: the search's own limit before duplication
-constexpr int kMaxChannels = 64;        // MAXCHANNELS (§1.7)
 
 // NCCL's bandwidth of a route: the narrowest hop, hops striped over several links adding up; P2P
 // through an Intel CPU costs x6/5, through an AMD one nothing more (§3.1).
@@ -265,8 +264,9 @@ System describe(const topo::Topology& t, int nranks, int release, const EnvSetti
   s.amd_cpu = has_amd_cpu(t);
   s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink;
   const topo::NetTransport transport = v.nodes > 1 ? t.net_transport() : topo::NetTransport{};
-  s.net_allows_ll = transport.ll;
-  s.net_allows_ll128 = transport.ll128;
+  // A net plugin sets NCCL_PROTO only where the user has not (aws-ofi-nccl): the user's wins.
+  s.net_allows_ll = transport.ll || !settings.proto.empty();
+  s.net_allows_ll128 = transport.ll128 || !settings.proto.empty();
   s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1 && settings.nvls_enable != 0;
   s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8;
   s.pat_allowed = v.ppn == 1 && v.nodes > 1;
@@ -424,89 +424,6 @@ int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, 
   if (proto == Protocol::ll && algo == Algo::ring) per_thread *= nranks;
   while (nc > 1 && static_cast<double>(nbytes) < nc * threads * per_thread) --nc;
   return nc;
-}
-
-namespace {
-
-struct EnvSettingField {
-  const char* name;
-  int EnvSettings::*field;
-  int least, most;  // the values NCCL takes
-  int unset;        // the field's value when the setting is not given
-};
-// NCCL_MIN_NRINGS / NCCL_MAX_NRINGS are the old names, which the new ones override (init.cc). A
-// minimum of 0 is NCCL's own default (none); a maximum below 1 NCCL raises to 1 with a warning.
-constexpr EnvSettingField kEnvSettingFields[] = {
-    {"NCCL_MIN_NCHANNELS", &EnvSettings::min_channels, 0, kMaxChannels, 0},
-    {"NCCL_MAX_NCHANNELS", &EnvSettings::max_channels, 1, kMaxChannels, 0},
-    {"NCCL_MIN_CTAS", &EnvSettings::min_ctas, 0, kMaxChannels, 0},
-    {"NCCL_MAX_CTAS", &EnvSettings::max_ctas, 1, kMaxChannels, 0},
-    {"NCCL_NVLS_NCHANNELS", &EnvSettings::nvls_channels, 1, kMaxChannels, 0},
-    {"NCCL_NCHANNELS_PER_NET_PEER", &EnvSettings::net_channels_per_peer, 1, kMaxChannels, 0},
-    {"NCCL_MIN_P2P_NCHANNELS", &EnvSettings::min_p2p_channels, 0, kMaxChannels, 0},
-    {"NCCL_MAX_P2P_NCHANNELS", &EnvSettings::max_p2p_channels, 1, kMaxChannels, 0},
-    {"NCCL_NVLS_ENABLE", &EnvSettings::nvls_enable, 0, 2, -1},
-};
-
-std::string canonical_setting(const std::string& name) {
-  return name == "NCCL_MIN_NRINGS" ? "NCCL_MIN_NCHANNELS" : name == "NCCL_MAX_NRINGS" ? "NCCL_MAX_NCHANNELS" : name;
-}
-
-}  // namespace
-
-const std::vector<std::string>& env_setting_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& f : kEnvSettingFields) v.emplace_back(f.name);
-    return v;
-  }();
-  return names;
-}
-
-std::string env_setting_names_text() {
-  std::string out;
-  for (const auto& name : env_setting_names()) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
-std::optional<int> env_setting(const EnvSettings& settings, const std::string& name) {
-  const std::string key = canonical_setting(name);
-  for (const auto& f : kEnvSettingFields)
-    if (key == f.name) return settings.*f.field == f.unset ? std::nullopt : std::optional<int>(settings.*f.field);
-  throw Error("not a setting ccsim follows: " + name + " (expected one of " + env_setting_names_text() + ")");
-}
-
-bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value) {
-  const std::string key = canonical_setting(name);
-  for (const auto& f : kEnvSettingFields) {
-    if (key != f.name) continue;
-    std::size_t used = 0;
-    int n = 0;
-    try {
-      n = std::stoi(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != value.size() || n < f.least || n > f.most)
-      throw Error(name + "=" + value + ": expected a whole number from " + std::to_string(f.least) + " to " +
-                  std::to_string(f.most));
-    settings.*f.field = n;
-    return true;
-  }
-  return false;
-}
-
-void overlay_env_settings(EnvSettings& base, const EnvSettings& over) {
-  for (const auto& f : kEnvSettingFields)
-    if (over.*f.field != f.unset) base.*f.field = over.*f.field;
-}
-
-std::string to_string(const EnvSettings& settings) {
-  std::string out;
-  for (const auto& f : kEnvSettingFields)
-    if (settings.*f.field != f.unset)
-      out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + std::to_string(settings.*f.field);
-  return out;
 }
 
 Choice choose(const System& s, const CollectiveSpec& spec) {

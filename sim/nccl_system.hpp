@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/collective.hpp"
+#include "sim/nccl_env.hpp"
 #include "sim/nccl_tuning.hpp"
 #include "sim/topology/topology.hpp"
 
@@ -17,21 +18,6 @@ namespace ccsim::nccl {
 // NCCL release 2.`release` sets them up (0: the latest, System::release) under the run's channel
 // settings.
 System describe(const topo::Topology& t, int nranks, int release = 0, const EnvSettings& settings = {});
-
-// The NCCL environment variables EnvSettings holds, in the order `ccsim` lists them.
-const std::vector<std::string>& env_setting_names();
-std::string env_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
-// Sets the field of `name` (one of env_setting_names, or the old NCCL_MIN_NRINGS /
-// NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value NCCL does not
-// take (channel counts: a whole number from 1, or 0 for a minimum, to MAXCHANNELS (64);
-// NCCL_NVLS_ENABLE 0, 1 or 2).
-bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value);
-// The value of setting `name` (as set_env_setting reads it), none when unset; Error for any other name.
-std::optional<int> env_setting(const EnvSettings& settings, const std::string& name);
-// Every setting `over` gives replaces `base`'s.
-void overlay_env_settings(EnvSettings& base, const EnvSettings& over);
-// "NCCL_MAX_NCHANNELS=16 NCCL_MIN_CTAS=4" for the settings given; empty for none.
-std::string to_string(const EnvSettings& settings);
 
 // Whether the machine's sockets are AMD (xGMI between them): NCCL's AMD rows and overheads apply.
 bool has_amd_cpu(const topo::Topology& t);

@@ -5,6 +5,7 @@
 // search would have found, and gets NCCL's time estimate for every (algorithm, protocol) pair and
 // the pair NCCL would pick. Estimates are NCCL's own figures, not a simulation: they are what
 // decides NCCL's choice, whether or not they match measured times.
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,11 +50,12 @@ struct Graph {
   bool same_channels = true;    // every channel has the same ring (Ring broadcast/reduce latency)
 };
 
-// NCCL's environment settings that ccsim follows beyond NCCL_ALGO / NCCL_PROTO: channel counts
-// (0: unset, NCCL's default) and NVLS on or off. The channel settings change how many thread
-// blocks a call runs on, not what the cost model picks: its bandwidths read the graphs the search
-// found (tuning.cc busBw = graph nChannels x bw), while the channels a call launches start from
-// the communicator's count after these limits (connect.cc ncclTopoPostset, enqueue.cc).
+// NCCL's environment settings that ccsim follows: channel counts (0: unset, NCCL's default), NVLS
+// on or off, and what NCCL_ALGO / NCCL_PROTO leave the cost model (sim/nccl_env.hpp reads them).
+// The channel settings change how many thread blocks a call runs on, not what the cost model
+// picks: its bandwidths read the graphs the search found (tuning.cc busBw = graph nChannels x bw),
+// while the channels a call launches start from the communicator's count after these limits
+// (connect.cc ncclTopoPostset, enqueue.cc).
 struct EnvSettings {
   int min_channels = 0;           // NCCL_MIN_NCHANNELS (NCCL_MIN_NRINGS): copies of the first channels up to it
   int max_channels = 0;           // NCCL_MAX_NCHANNELS (NCCL_MAX_NRINGS): only the first ones
@@ -66,6 +68,10 @@ struct EnvSettings {
   // NCCL_NVLS_ENABLE: 0 turns NVLS and NVLS tree off (nvlsSupport 0), 1 and 2 (NCCL's default:
   // where the machine has it) leave it as the machine allows; -1: unset.
   int nvls_enable = -1;
+  // NCCL_ALGO / NCCL_PROTO as given (validated), empty: unset. They narrow the cost model's choice
+  // for the collectives they name (nccl::enabled_algos); point-to-point calls ignore them, as in
+  // NCCL (enqueue.cc addP2pToPlan picks LL or Simple by size alone).
+  std::string algo, proto;
 };
 
 // The communicator as the cost model sees it. Every flag here is a condition NCCL decides from the

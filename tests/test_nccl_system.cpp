@@ -152,7 +152,7 @@ TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the min
   // A minimum above what the search found duplicates channels, up to MAXCHANNELS.
   nccl::EnvSettings more;
   CHECK(nccl::set_env_setting(more, "NCCL_MIN_NRINGS", "40"));
-  CHECK(nccl::env_setting(more, "NCCL_MIN_NCHANNELS") == 40);
+  CHECK(nccl::env_setting(more, "NCCL_MIN_NCHANNELS") == "40");
   CHECK(nccl::collective_channels(nccl::describe(t, 8, 0, more)) == 40);
   CHECK(nccl::set_env_setting(more, "NCCL_NVLS_NCHANNELS", "32"));
   CHECK(nccl::launched_channels(nccl::describe(t, 8, 0, more), nccl::Algo::nvls, Protocol::simple, 1 << 20, 8) == 32);
@@ -173,7 +173,7 @@ TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the min
   nccl::EnvSettings no_nvls;
   CHECK_FALSE(nccl::env_setting(no_nvls, "NCCL_NVLS_ENABLE"));
   CHECK(nccl::set_env_setting(no_nvls, "NCCL_NVLS_ENABLE", "0"));
-  CHECK(nccl::env_setting(no_nvls, "NCCL_NVLS_ENABLE") == 0);
+  CHECK(nccl::env_setting(no_nvls, "NCCL_NVLS_ENABLE") == "0");
   CHECK(nccl::describe(t, 8).nvls);
   CHECK_FALSE(nccl::describe(t, 8, 0, no_nvls).nvls);
   CHECK(nccl::to_string(no_nvls) == "NCCL_NVLS_ENABLE=0");
@@ -187,6 +187,47 @@ TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the min
   CHECK(nccl::env_setting(set, "NCCL_MIN_NCHANNELS") == std::nullopt);  // 0 is the unset value
   CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "65"), Error);
   CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "8x"), Error);
+}
+
+TEST_CASE("NCCL_ALGO and NCCL_PROTO as NCCL's parseList reads them: lists, exclusions, per collective") {
+  using nccl::Algo;
+  using nccl::Func;
+  nccl::EnvSettings set;
+  CHECK_FALSE(nccl::enabled_algos(set, Func::all_reduce));  // unset: NCCL's default, all
+  CHECK(nccl::set_env_setting(set, "NCCL_ALGO", "Ring,tree"));  // any case
+  CHECK(nccl::enabled_algos(set, Func::all_reduce) == std::vector<Algo>{Algo::tree, Algo::ring});
+  CHECK(nccl::enabled_algos(set, Func::broadcast) == std::vector<Algo>{Algo::tree, Algo::ring});
+  CHECK(nccl::set_env_setting(set, "NCCL_ALGO", "^NVLS,NVLSTree"));
+  CHECK(nccl::enabled_algos(set, Func::all_gather) ==
+        std::vector<Algo>{Algo::tree, Algo::ring, Algo::collnet_direct, Algo::collnet_chain, Algo::pat});
+  // NCCL 2.24+: the first entry for all, later ones per function; the last that speaks wins.
+  CHECK(nccl::set_env_setting(set, "NCCL_ALGO", "ring;allreduce:tree,nvls;AllReduce:^tree"));
+  CHECK(nccl::enabled_algos(set, Func::broadcast) == std::vector<Algo>{Algo::ring});
+  CHECK(nccl::enabled_algos(set, Func::all_reduce) ==
+        std::vector<Algo>{Algo::ring, Algo::collnet_direct, Algo::collnet_chain, Algo::nvls, Algo::nvls_tree, Algo::pat});
+  // Only per function: the others keep NCCL's default.
+  CHECK(nccl::set_env_setting(set, "NCCL_PROTO", "allreduce:^LL128"));
+  CHECK_FALSE(nccl::enabled_protocols(set, Func::reduce_scatter));
+  CHECK(nccl::enabled_protocols(set, Func::all_reduce) == std::vector<Protocol>{Protocol::ll, Protocol::simple});
+  CHECK(nccl::to_string(set) == "NCCL_ALGO=ring;allreduce:tree,nvls;AllReduce:^tree NCCL_PROTO=allreduce:^LL128");
+  // What NCCL refuses is refused where it is given, and leaves the setting as it was.
+  CHECK_THROWS_WITH_AS(nccl::set_env_setting(set, "NCCL_ALGO", "ring,hypercube"),
+                       doctest::Contains("unknown name \"hypercube\""), Error);
+  CHECK_THROWS_WITH_AS(nccl::set_env_setting(set, "NCCL_ALGO", "alltoall:ring"),
+                       doctest::Contains("unknown function \"alltoall\""), Error);
+  CHECK_THROWS_WITH_AS(nccl::set_env_setting(set, "NCCL_PROTO", "allreduce:LL;Simple"),
+                       doctest::Contains("every entry but the first"), Error);
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_PROTO", "^"), Error);
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_PROTO", ""), Error);
+  CHECK(nccl::env_setting(set, "NCCL_PROTO") == "allreduce:^LL128");
+  // The command's settings over the log's: a list replaces a list.
+  nccl::EnvSettings log;
+  CHECK(nccl::set_env_setting(log, "NCCL_PROTO", "Simple"));
+  CHECK(nccl::set_env_setting(log, "NCCL_ALGO", "Tree"));
+  nccl::EnvSettings command;
+  CHECK(nccl::set_env_setting(command, "NCCL_PROTO", "LL"));
+  nccl::overlay_env_settings(log, command);
+  CHECK(nccl::to_string(log) == "NCCL_ALGO=Tree NCCL_PROTO=LL");
 }
 
 TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS and Tree LL128 chunks for small calls") {

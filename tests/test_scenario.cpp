@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/nccl_env.hpp"
 #include "sim/scenario.hpp"
 #include "sim/topology/paths.hpp"
 #include "sim/topology/presets.hpp"
@@ -103,7 +104,7 @@ TEST_CASE("bad scenarios name the file, the JSON path and what was expected") {
         "test.json: variants[0].changes[0]: expected exactly one change per entry"));
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"]}, "variant": []})").starts_with("test.json: variant: unknown key"));
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_BUFFSIZE": 8}}})").starts_with(
-      "test.json: sweep.nccl_env.NCCL_BUFFSIZE: not a setting ccsim follows (expected one of NCCL_MIN_NCHANNELS"));
+      "test.json: sweep.nccl_env.NCCL_BUFFSIZE: not a setting ccsim follows (expected one of NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS"));
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_MAX_NCHANNELS": 0}}})") ==
         "test.json: sweep.nccl_env.NCCL_MAX_NCHANNELS: NCCL_MAX_NCHANNELS=0: expected a whole number from 1 to 64");
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": [8]}})").starts_with("test.json: sweep.nccl_env: expected an object"));
@@ -117,6 +118,13 @@ TEST_CASE("a sweep's NCCL channel settings, as numbers or strings, reach each va
   CHECK(s.variants[0].sweep.nccl_env_settings.min_ctas == 2);
   CHECK(s.variants[1].sweep.nccl_env_settings.max_channels == 4);
   CHECK(s.variants[1].sweep.nccl_env_settings.min_ctas == 2);
+  // NCCL_ALGO / NCCL_PROTO: what the cost model may pick, a variant's replacing the base's.
+  const Scenario lists = parse(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_PROTO": "^LL128"}},
+                                  "variants": [{"name": "a"}, {"name": "b", "sweep": {"nccl_env": {"NCCL_PROTO": "Simple", "NCCL_ALGO": "allreduce:ring"}}}]})");
+  CHECK(nccl::to_string(lists.variants[0].sweep.nccl_env_settings) == "NCCL_PROTO=^LL128");
+  CHECK(nccl::to_string(lists.variants[1].sweep.nccl_env_settings) == "NCCL_ALGO=allreduce:ring NCCL_PROTO=Simple");
+  CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_ALGO": "ring;tree"}}})")
+            .starts_with("test.json: sweep.nccl_env.NCCL_ALGO: NCCL_ALGO=ring;tree: every entry but the first names the collective"));
 }
 
 TEST_CASE("changes that do not fit the machine fail when the variant is built, naming the change") {

@@ -129,8 +129,6 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.iters = prepared.iters;
   selection.nccl_release = nccl_release(prepared);
   selection.nccl_env_settings = prepared.nccl_env_settings;
-  selection.algorithms_allowed = prepared.algorithms_allowed;
-  selection.protocols_allowed = prepared.protocols_allowed;
   const Planner planner(topology, model, ranks, selection);
 
   LogResult out;

@@ -282,8 +282,6 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     selection.gpus_per_thread = logs[li].gpus_per_thread;
     selection.iters = logs[li].iters;
     selection.nccl_env_settings = logs[li].nccl_env_settings;
-    selection.algorithms_allowed = logs[li].algorithms_allowed;
-    selection.protocols_allowed = logs[li].protocols_allowed;
     const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);
     for (std::size_t i = 0; i < logs[li].calls.size(); ++i) {
       auto row = std::make_unique<Row>();

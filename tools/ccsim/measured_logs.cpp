@@ -4,7 +4,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <string>
@@ -110,13 +109,15 @@ std::vector<LogCase> read_map(const std::string& file) {
     if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
-                             "an object of NCCL channel settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16}");
+                             "an object of NCCL settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16, \"NCCL_PROTO\": \"^LL128\"}");
       for (const auto& [name, value] : env.items()) {
         const std::string at = file + ": " + where + ".nccl_env." + name;
-        if (!value.is_number_integer()) throw Error(at + ": expected a whole number of channels");
+        if (!value.is_number_integer() && !value.is_string())
+          throw Error(at + ": expected a whole number (a channel count) or a string (NCCL_ALGO, NCCL_PROTO)");
         bool known = false;
         try {
-          known = nccl::set_env_setting(c.nccl_env_settings, name, std::to_string(value.get<long long>()));
+          known = nccl::set_env_setting(c.nccl_env_settings, name,
+                                        value.is_string() ? value.get<std::string>() : std::to_string(value.get<long long>()));
         } catch (const Error& err) {
           throw Error(at + ": " + err.what());
         }
@@ -312,39 +313,6 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   return m;
 }
 
-// NCCL's name of an algorithm (NCCL_ALGO) as ccsim's, or empty for anything but one algorithm.
-std::string algorithm_named(const std::string& given) {
-  const std::string name = ascii_lower(given);
-  static const std::map<std::string, std::string> names = {
-      {"ring", "ring"}, {"tree", "tree"}, {"nvls", "nvls"}, {"nvlstree", "nvls_tree"},
-      {"collnetdirect", "collnet_direct"}, {"collnetchain", "collnet_chain"}, {"pat", "pat"}};
-  const auto it = names.find(name);
-  return it == names.end() ? "" : it->second;
-}
-
-// What an NCCL_ALGO / NCCL_PROTO value allows, as ccsim names out of `all`: a name ("Ring"), a
-// list ("Ring,Tree") or an exclusion ("^NVLS,CollnetDirect": all but those), as NCCL's parser reads
-// them (case-insensitive, comma-separated). Empty for a per-collective value ("allreduce:ring;...",
-// NCCL 2.24+), which ccsim does not read, or a name it does not know.
-std::vector<std::string> allowed_names(const std::string& value, const std::vector<std::string>& all,
-                                       const std::function<std::string(const std::string&)>& name_of) {
-  std::string_view v = trim(value);
-  if (v.find_first_of(":;") != std::string_view::npos) return {};
-  const bool exclude = !v.empty() && v.front() == '^';
-  if (exclude) v.remove_prefix(1);
-  std::vector<std::string> named;
-  for (const std::string_view token : split_list(v)) {
-    const std::string name = name_of(std::string(token));
-    if (name.empty()) return {};
-    named.push_back(name);
-  }
-  if (named.empty()) return {};
-  std::vector<std::string> out;
-  for (const auto& a : all)
-    if ((std::find(named.begin(), named.end(), a) != named.end()) != exclude) out.push_back(a);
-  return out;
-}
-
 // The command line's NCCL_ALGO, NCCL_PROTO, NCCL_NET_GDR_LEVEL, NCCL_P2P_LEVEL and NCCL_P2P_DISABLE,
 // where the map or the command did not choose: the run measured what they forced. Said in the
 // log's header.
@@ -361,40 +329,6 @@ void apply_command_settings(PreparedLog& p) {
     p.from_report = p.from_report || reported;
     return name + "=" + value + (reported ? " (NCCL's report)" : "");
   };
-  // NCCL_ALGO and NCCL_PROTO: the ccsim names the value allows (allowed_names); one of them fixes
-  // the run's choice, several leave NCCL's cost model to pick among them.
-  auto follow = [&](const std::string& name, const std::string& value, const std::vector<std::string>& allowed,
-                    std::string& field, std::vector<std::string>& field_allowed) {
-    if (allowed.empty()) note(said(name, value) + " not followed (per-collective values and unknown names are not read)");
-    else if (field != "auto") note(said(name, value) + " overridden by " + field);
-    else {
-      if (allowed.size() == 1) field = allowed.front();
-      else field_allowed = allowed;
-      note(said(name, value));
-    }
-  };
-  static const std::vector<std::string> kAlgorithms = [] {
-    std::vector<std::string> names;
-    for (const auto a : nccl::all_algos()) names.emplace_back(nccl::to_string(a));
-    return names;
-  }();
-  static const std::vector<std::string> kProtocols = [] {
-    std::vector<std::string> names;
-    for (const auto pr : all_protocols()) names.emplace_back(to_string(pr));
-    return names;
-  }();
-  if (const auto algo = setting("NCCL_ALGO"))
-    follow("NCCL_ALGO", *algo, allowed_names(*algo, kAlgorithms, algorithm_named), p.c.algorithm, p.algorithms_allowed);
-  if (const auto proto = setting("NCCL_PROTO")) {
-    const auto protocol_named = [](const std::string& given) {
-      try {
-        return std::string(to_string(parse_protocol(given)));
-      } catch (const Error&) {
-        return std::string();
-      }
-    };
-    follow("NCCL_PROTO", *proto, allowed_names(*proto, kProtocols, protocol_named), p.c.protocol, p.protocols_allowed);
-  }
   auto level_setting = [&](const std::string& name, std::string& field, std::optional<std::string> value) {
     if (!value) return;
     const auto level = topo::parse_path_level(*value);
@@ -429,16 +363,23 @@ void apply_command_settings(PreparedLog& p) {
       note(said(pxn_name, *value));
     }
   }
-  // Channel settings and NCCL_NVLS_ENABLE: the old NCCL_MIN/MAX_NRINGS first, which the new names
-  // override as in NCCL.
+  // Channel settings, NCCL_NVLS_ENABLE, NCCL_ALGO and NCCL_PROTO: the old NCCL_MIN/MAX_NRINGS
+  // first, which the new names override as in NCCL. NCCL_ALGO / NCCL_PROTO leave NCCL's cost
+  // model what they allow (nccl::enabled_algos), unless the map or the command fixed the algorithm
+  // or protocol.
   p.nccl_env_settings = p.c.nccl_env_settings;
-  std::vector<std::string> channel_names = {"NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS"};
-  for (const auto& name : nccl::env_setting_names()) channel_names.push_back(name);
-  for (const auto& name : channel_names) {
+  std::vector<std::string> names = {"NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS"};
+  for (const auto& name : nccl::env_setting_names()) names.push_back(name);
+  for (const auto& name : names) {
     const auto value = setting(name.c_str());
     if (!value) continue;
     if (const auto given = nccl::env_setting(p.c.nccl_env_settings, name)) {
-      note(said(name, *value) + " overridden (" + std::to_string(*given) + " from the map or --nccl-env)");
+      note(said(name, *value) + " overridden (" + *given + " from the map or --nccl-env)");
+      continue;
+    }
+    const std::string& fixed = name == "NCCL_ALGO" ? p.c.algorithm : name == "NCCL_PROTO" ? p.c.protocol : "auto";
+    if (fixed != "auto") {
+      note(said(name, *value) + " overridden by " + fixed);
       continue;
     }
     try {

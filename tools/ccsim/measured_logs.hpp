@@ -92,10 +92,8 @@ struct PreparedLog {
   // NCCL_P2P_DISABLE) where the command or map did not set them, and those it cannot follow.
   std::string from_command;
   bool from_report = false;  // some of from_command's settings are NCCL's report, not the command's
-  // NCCL_ALGO / NCCL_PROTO naming several (a list, or an exclusion such as ^NVLS): what NCCL's
-  // cost model may pick from (ccsim names); empty: everything.
-  std::vector<std::string> algorithms_allowed, protocols_allowed;
-  // The channel settings the run follows: the command's, and the log's that the command did not set.
+  // The NCCL settings the run follows (channels, NVLS, NCCL_ALGO / NCCL_PROTO): the command's, and
+  // the log's that the command did not set.
   nccl::EnvSettings nccl_env_settings;
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say

@@ -18,10 +18,14 @@ bool simple_only(const std::string& algorithm) {
          algorithm == "collnet_chain" || algorithm == "pat";
 }
 
-// Whether a list of allowed names (NCCL_ALGO / NCCL_PROTO naming several) lets `name` run; an
-// empty list allows all.
-bool allows(const std::vector<std::string>& allowed, std::string_view name) {
-  return allowed.empty() || std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+// Whether NCCL_ALGO / NCCL_PROTO leave `algo` (none: one of ccsim's own algorithms, which they
+// rule out whenever they name the collective) and `proto` to NCCL's choice for `func`.
+bool env_allows(const nccl::EnvSettings& env, nccl::Func func, std::optional<nccl::Algo> algo, Protocol proto) {
+  if (const auto algos = nccl::enabled_algos(env, func))
+    if (!algo || std::find(algos->begin(), algos->end(), *algo) == algos->end()) return false;
+  if (const auto protos = nccl::enabled_protocols(env, func))
+    if (std::find(protos->begin(), protos->end(), proto) == protos->end()) return false;
+  return true;
 }
 
 std::optional<nccl::Algo> nccl_algo(const std::string& name) {
@@ -37,6 +41,9 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
                   "NAME=VALUE, repeatable: an NCCL setting the run is made under (" +
                       nccl::env_setting_names_text() +
                       "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off. "
+                      "NCCL_ALGO / NCCL_PROTO narrow what NCCL's cost model (and --select fastest) may pick, as NCCL "
+                      "reads them: a list (Ring,Tree), an exclusion (^NVLS, ^LL128), or per collective from NCCL 2.24 "
+                      "(\"ring,tree;allreduce:^nvls\"); point-to-point calls ignore them, as in NCCL. "
                       "The channel settings change the channels calls launch, as NCCL "
                       "does (first the maximum, then copies up to the minimum; NVLS within the CTA limits; point-to-point "
                       "channels from the collective ones), not what NCCL's cost model picks. A point-to-point block's own "
@@ -153,9 +160,28 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
 std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const {
   const bool fixed_algo = selection_.algorithm != "auto";
   const bool fixed_proto = selection_.protocol != "auto";
+  // An algorithm or protocol the command fixes that NCCL_ALGO / NCCL_PROTO rule out for this
+  // collective asks for two things at once: said, not settled silently for one of them.
+  if (const auto func = nccl::function_of(spec.kind)) {
+    const auto& env = selection_.nccl_env_settings;
+    const auto algos = nccl::enabled_algos(env, *func);
+    const auto a = nccl_algo(selection_.algorithm);
+    if (fixed_algo && algos && (!a || std::find(algos->begin(), algos->end(), *a) == algos->end()))
+      throw Error(selection_.algorithm + " is not among what NCCL_ALGO=" + env.algo + " leaves " +
+                  std::string(to_string(*func)));
+    const auto protos = nccl::enabled_protocols(env, *func);
+    if (fixed_proto && protos &&
+        std::find(protos->begin(), protos->end(), parse_protocol(selection_.protocol)) == protos->end())
+      throw Error(selection_.protocol + " is not among what NCCL_PROTO=" + env.proto + " leaves " +
+                  std::string(to_string(*func)));
+  }
   if (selection_.mode == "nccl" || (fixed_algo && fixed_proto)) {
     auto p = nccl_pick(spec);
-    if (!p) throw Error("NCCL's cost model has no algorithm for " + std::string(to_string(spec.kind)) + " with protocol " + selection_.protocol + " on this machine");
+    if (!p) {
+      const std::string env = nccl::to_string(selection_.nccl_env_settings);
+      throw Error("NCCL's cost model has no algorithm for " + std::string(to_string(spec.kind)) + " with protocol " +
+                  selection_.protocol + " on this machine" + (env.empty() ? "" : " under " + env));
+    }
     return {*p};
   }
   std::vector<PointOptions> out;
@@ -164,8 +190,8 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
   else
     for (const auto& a : algo::algorithms())
       if (a.supports(spec.kind) && (a.name != "hierarchical" || !selection_.levels.empty())) names.push_back(a.name);
+  const auto func = nccl::function_of(spec.kind);
   for (const auto& name : names) {
-    if (!allows(selection_.algorithms_allowed, name)) continue;
     std::vector<Protocol> protos;
     if (fixed_proto) protos = {parse_protocol(selection_.protocol)};
     else if (simple_only(name)) protos = {Protocol::simple};
@@ -175,7 +201,7 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
       protos.push_back(Protocol::simple);
     }
     for (auto pr : protos) {
-      if (!allows(selection_.protocols_allowed, to_string(pr))) continue;
+      if (func && !env_allows(selection_.nccl_env_settings, *func, nccl_algo(name), pr)) continue;
       int channels = std::max(1, system_.ring.channels);
       if (const auto a = nccl_algo(name); a && nccl::function_of(spec.kind))
         channels = nccl::launched_channels(system_, *a, pr, nccl::cost_bytes(spec), spec.nranks);
@@ -199,8 +225,7 @@ std::optional<nccl::Estimate> Planner::nccl_best(const CollectiveSpec& spec) con
     if (e.time_us < 0) continue;
     if (want_algo && e.algo != *want_algo) continue;
     if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
-    if (!allows(selection_.algorithms_allowed, to_string(e.algo)) || !allows(selection_.protocols_allowed, to_string(e.proto)))
-      continue;
+    if (!env_allows(selection_.nccl_env_settings, *func, e.algo, e.proto)) continue;
     if (!best || e.time_us < best->time_us) best = e;  // strict: ties keep NCCL's earlier index
   }
   return best;

@@ -26,12 +26,12 @@ struct Selection {
   int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
   int iters = kNcclTestsIters;       // calls in the timed loop (nccl-tests -n): PointOptions::iters
   int nccl_release = 0;              // NCCL 2.x minor whose cost model decides `auto` (nccl::System::release)
-  // What `auto` may pick from when NCCL_ALGO / NCCL_PROTO name several (ccsim names); empty: all.
-  std::vector<std::string> algorithms_allowed, protocols_allowed;
-  nccl::EnvSettings nccl_env_settings;  // NCCL_MIN/MAX_NCHANNELS and the like: the channels calls launch
+  // NCCL_MIN/MAX_NCHANNELS and the like (the channels calls launch), NCCL_NVLS_ENABLE, and
+  // NCCL_ALGO / NCCL_PROTO (what `auto` and `--select fastest` may pick from for each collective).
+  nccl::EnvSettings nccl_env_settings;
 };
 
-// --nccl-env NAME=VALUE, repeatable: the NCCL channel settings a run is made under (perf, accuracy,
+// --nccl-env NAME=VALUE, repeatable: the NCCL settings a run is made under (perf, accuracy,
 // calibrate). parse_nccl_env reads the values given; Error naming the one it cannot read.
 void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given);
 nccl::EnvSettings parse_nccl_env(const std::vector<std::string>& given);

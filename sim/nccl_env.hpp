@@ -1,0 +1,41 @@
+#pragma once
+// The NCCL environment settings ccsim follows (nccl::EnvSettings): reading them from text (a log's
+// command line, `--nccl-env NAME=VALUE`, a map entry or a scenario), saying them back, and what
+// NCCL_ALGO / NCCL_PROTO leave NCCL's cost model for each collective.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/nccl_tuning.hpp"
+
+namespace ccsim::nccl {
+
+constexpr int kMaxChannels = 64;  // MAXCHANNELS (reference/nccl-model.md §1.7)
+
+// The NCCL environment variables EnvSettings holds, in the order `ccsim` lists them.
+const std::vector<std::string>& env_setting_names();
+std::string env_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
+// Sets the field of `name` (one of env_setting_names, or the old NCCL_MIN_NRINGS /
+// NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value NCCL does not
+// take (channel counts: a whole number from 1, or 0 for a minimum, to MAXCHANNELS (64);
+// NCCL_NVLS_ENABLE 0, 1 or 2; NCCL_ALGO / NCCL_PROTO: what enabled_algos reads).
+bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value);
+// The value of setting `name` as set_env_setting took it, none when unset; Error for any other name.
+std::optional<std::string> env_setting(const EnvSettings& settings, const std::string& name);
+// Every setting `over` gives replaces `base`'s.
+void overlay_env_settings(EnvSettings& base, const EnvSettings& over);
+// "NCCL_MAX_NCHANNELS=16 NCCL_PROTO=^LL128" for the settings given; empty for none.
+std::string to_string(const EnvSettings& settings);
+
+// What NCCL_ALGO (EnvSettings::algo) leaves the cost model for `func`, in NCCL's index order; none
+// where it does not name the function (NCCL's default: every algorithm). NCCL's parseList
+// (tuning.cc) reads the value: names are case-insensitive and comma-separated, '^' turns a list into
+// an exclusion, and from NCCL 2.24 ';' separates entries of which all but the first start with the
+// function they set ("ring,tree;allreduce:^nvls": Ring and Tree for all, all but NVLS for
+// AllReduce). Error for a value NCCL rejects (an unknown name or function, a later entry without a
+// function).
+std::optional<std::vector<Algo>> enabled_algos(const EnvSettings& settings, Func func);
+// NCCL_PROTO's (EnvSettings::proto) as enabled_algos reads NCCL_ALGO: LL, LL128, Simple.
+std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settings, Func func);
+
+}  // namespace ccsim::nccl
