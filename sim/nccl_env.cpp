@@ -29,6 +29,7 @@ constexpr EnvSettingField kEnvSettingFields[] = {
     {"NCCL_MIN_P2P_NCHANNELS", &EnvSettings::min_p2p_channels, 0, kMaxChannels, 0},
     {"NCCL_MAX_P2P_NCHANNELS", &EnvSettings::max_p2p_channels, 1, kMaxChannels, 0},
     {"NCCL_NVLS_ENABLE", &EnvSettings::nvls_enable, 0, 2, -1},
+    {"NCCL_COLLNET_ENABLE", &EnvSettings::collnet_enable, 0, 1, -1},
 };
 
 // The list settings: empty is unset.

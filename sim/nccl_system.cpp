@@ -268,7 +268,7 @@ System describe(const topo::Topology& t, int nranks, int release, const EnvSetti
   s.net_allows_ll = transport.ll || !settings.proto.empty();
   s.net_allows_ll128 = transport.ll128 || !settings.proto.empty();
   s.nvls = t.has_nvls() && s.arch >= Arch::hopper && v.ppn > 1 && settings.nvls_enable != 0;
-  s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8;
+  s.collnet = t.has_sharp() && v.nodes > 1 && v.ppn <= 8 && settings.collnet_enable != 0;
   s.pat_allowed = v.ppn == 1 && v.nodes > 1;
 
   Graph ring;

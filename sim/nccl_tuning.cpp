@@ -179,9 +179,13 @@ bool serves(const Comm& c, Algo a, Protocol p) {
       if (a == Algo::collnet_direct && is_block(f) && s.collnet_ag_rs) break;
       return false;
     case Algo::nvls:
-      // Across nodes NVLS runs only together with CollNet (SHARP).
+      // Across nodes NVLS runs only together with CollNet (SHARP), and only all_reduce: NCCL
+      // 2.18-2.22 say "we only support single-node NVLS allgather and reducescatter" (enqueue.cc);
+      // later releases allow them with SHARP's own allgather/reduce-scatter, which ccsim has no
+      // schedule for, so it keeps the earlier rule for every release.
       if (!s.nvls || (s.nodes > 1 && !s.collnet)) return false;
       if (f != Func::all_reduce && !is_block(f)) return false;
+      if (s.nodes > 1 && f != Func::all_reduce) return false;
       break;
     case Algo::nvls_tree:
       if (!s.nvls || s.nodes == 1 || f != Func::all_reduce) return false;

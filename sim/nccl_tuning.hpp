@@ -68,6 +68,10 @@ struct EnvSettings {
   // NCCL_NVLS_ENABLE: 0 turns NVLS and NVLS tree off (nvlsSupport 0), 1 and 2 (NCCL's default:
   // where the machine has it) leave it as the machine allows; -1: unset.
   int nvls_enable = -1;
+  // NCCL_COLLNET_ENABLE: 0 turns CollNet off on a machine whose switches reduce (--sharp, which
+  // stands for SHARP with NCCL's CollNet plugin in use, as NCCL_COLLNET_ENABLE=1 has it); 1 leaves
+  // the machine's (no SHARP switches, no CollNet); -1: unset.
+  int collnet_enable = -1;
   // NCCL_ALGO / NCCL_PROTO as given (validated), empty: unset. They narrow the cost model's choice
   // for the collectives they name (nccl::enabled_algos); point-to-point calls ignore them, as in
   // NCCL (enqueue.cc addP2pToPlan picks LL or Simple by size alone).

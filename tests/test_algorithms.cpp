@@ -223,7 +223,29 @@ TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
                        doctest::Contains("needs network switches that reduce"), Error);
   with_nvls.ranks_per_node = 2;
   CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_reduce, 4, 16), with_nvls),
-                       doctest::Contains("across nodes use nvls_tree"), Error);
+                       doctest::Contains("nvls across nodes needs network switches that reduce"), Error);
+  with_nvls.sharp = true;
+  CHECK_THROWS_WITH_AS(algo::compile("nvls", spec_of(CollectiveKind::all_gather, 4, 16), with_nvls),
+                       doctest::Contains("nvls across nodes serves all_reduce only"), Error);
+}
+
+TEST_CASE("NVLS across nodes with SHARP: each head's node sum through its rail's switch, proven on data") {
+  for (int ppn : {1, 2, 4}) {
+    for (auto op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max}) {
+      INFO("ppn ", ppn, " op ", std::string(to_string(op)));
+      auto spec = spec_of(CollectiveKind::all_reduce, 8, 1001);
+      spec.op = op;
+      auto o = one_channel(256, ppn);
+      o.channels = 2;
+      o.nvls = o.sharp = true;
+      const Schedule s = algo::compile("nvls", spec, o);
+      // One NVLS switch per node and one SHARP switch per rail (local GPU index).
+      REQUIRE(s.switches.size() == static_cast<std::size_t>(8 / ppn + ppn));
+      CHECK(s.switches.back().kind == SwitchEndpoint::Kind::sharp);
+      CHECK(kernels::check(s, false).wrong == 0);
+      CHECK(kernels::check(s, true).wrong == 0);
+    }
+  }
 }
 
 TEST_CASE("hierarchical composes any per-level algorithms and proves them on data") {

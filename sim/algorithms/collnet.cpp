@@ -27,31 +27,29 @@ Layout require_collnet(const CollectiveSpec& spec, const AlgorithmOptions& optio
   return l;
 }
 
-// The rail switch's side, shared by both variants: per piece, take every node's partial from the
-// head on this rail, combine, and return the result to all of them.
-void switch_stream(Schedule& schedule, int endpoint, int rail, int channel, const Layout& l,
-                   const std::vector<Region>& pieces, Protocol protocol, int tag) {
+Region as(BufferId b, const Region& r) { return {b, r.offset, r.count}; }
+
+}  // namespace
+
+void sharp_switch_stream(Schedule& schedule, int endpoint, int rail, int channel, int nodes, int ppn,
+                         const std::vector<Region>& pieces, Protocol protocol, int tag) {
   Stream stream{endpoint, channel, {}};
   StepWriter w(stream, protocol, tag);
   for (const Region& acc : pieces) {
     w.begin_overlap();  // every node's partial arrives at once
-    for (int k = 0; k < l.nodes; ++k) {
-      const int head = k * l.ppn + rail;
+    for (int k = 0; k < nodes; ++k) {
+      const int head = k * ppn + rail;
       if (k == 0) w.recv(head, acc);
       else w.recv_reduce(head, acc, acc);
     }
     w.end_overlap();
-    for (int k = 0; k < l.nodes; ++k) {
-      if (k == 0) w.send(k * l.ppn + rail, acc);
-      else w.fused_send(k * l.ppn + rail, acc);  // one multicast result, replicated by the switch
+    for (int k = 0; k < nodes; ++k) {
+      if (k == 0) w.send(k * ppn + rail, acc);
+      else w.fused_send(k * ppn + rail, acc);  // one multicast result, replicated by the switch
     }
   }
   schedule.streams.push_back(std::move(stream));
 }
-
-Region as(BufferId b, const Region& r) { return {b, r.offset, r.count}; }
-
-}  // namespace
 
 Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   const Layout l = require_collnet(spec, options, "collnet_direct");
@@ -101,7 +99,7 @@ Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& opti
     for (int rail = 0; rail < l.ppn; ++rail) {
       std::vector<Region> pieces;
       for (const auto& loop : loops) pieces.push_back(as(BufferId::scratch, piece(BufferId::scratch, loop, rail, spec.count)));
-      switch_stream(schedule, l.n + rail, rail, c, l, pieces, options.protocol, net_tag);
+      sharp_switch_stream(schedule, l.n + rail, rail, c, l.nodes, l.ppn, pieces, options.protocol, net_tag);
     }
   }
   return schedule;
@@ -145,7 +143,7 @@ Schedule collnet_chain(const CollectiveSpec& spec, const AlgorithmOptions& optio
     }
     std::vector<Region> pieces;
     for (const auto& loop : loops) pieces.push_back(as(BufferId::scratch, piece(BufferId::scratch, loop, 0, spec.count)));
-    switch_stream(schedule, l.n + head, head, c, l, pieces, options.protocol, up_tag);
+    sharp_switch_stream(schedule, l.n + head, head, c, l.nodes, l.ppn, pieces, options.protocol, up_tag);
   }
   return schedule;
 }

@@ -14,4 +14,10 @@ namespace ccsim::algo {
 Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& options);
 Schedule collnet_chain(const CollectiveSpec& spec, const AlgorithmOptions& options);
 
+// The rail switch's side of a channel (endpoint `endpoint`, nodes x ppn ranks): per piece, take
+// every node's partial from the GPU on rail `rail` (local index), combine, and return the result
+// to all of them, one multicast the switch replicates. Shared with NVLS across nodes (nvls.cpp).
+void sharp_switch_stream(Schedule& schedule, int endpoint, int rail, int channel, int nodes, int ppn,
+                         const std::vector<Region>& pieces, Protocol protocol, int tag);
+
 }  // namespace ccsim::algo

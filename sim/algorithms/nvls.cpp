@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/algorithms/collnet.hpp"
 #include "sim/algorithms/pipeline.hpp"
 #include "sim/algorithms/tree.hpp"
 #include "sim/error.hpp"
@@ -24,15 +25,24 @@ void require_nvls(const CollectiveSpec& spec, const AlgorithmOptions& options, c
     throw Error(name + ": NVSwitch has no 8-bit reductions (multimem.ld_reduce)");
 }
 
-// NVLS inside every node (its own switch endpoint), and for nvls_tree, between the node-local
-// reduction and the multicast, a double binary tree across nodes among the GPUs that head the same
-// part.
-Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool across_nodes) {
+// How the nodes' NVLS reductions meet: one node, a double binary tree among the GPUs that head the
+// same part (nvls_tree), or the network switches of their rails (NVLS with CollNet/SHARP).
+enum class Across { none, tree, sharp };
+
+// NVLS inside every node (its own switch endpoint), and across nodes, between the node-local
+// reduction and the multicast, the exchange `across` names.
+Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, Across across) {
   const int n = spec.nranks;
-  const int ppn = across_nodes ? ranks_per_node(spec, options, "nvls_tree") : n;
+  const int ppn = across == Across::none ? n : ranks_per_node(spec, options, across == Across::tree ? "nvls_tree" : "nvls");
   const int nodes = n / ppn;
-  Schedule schedule{spec, across_nodes ? "nvls_tree" : "nvls", {}, spec.count, {}};
+  Schedule schedule{spec, across == Across::tree ? "nvls_tree" : "nvls", {}, spec.count, {}};
   for (int m = 0; m < nodes; ++m) schedule.switches.push_back({SwitchEndpoint::Kind::nvls, m});
+  // NCCL's NVLS across nodes hands each head's node sum to the SHARP switch of the head's rail
+  // (its NIC) and multicasts what comes back (nvls.cc with CollNet; reference/nccl-model.md §1.5).
+  const bool sharp = across == Across::sharp;
+  if (sharp)
+    for (int h = 0; h < ppn; ++h) schedule.switches.push_back({SwitchEndpoint::Kind::sharp, h});
+  auto rail_switch = [&](int h) { return n + nodes + h; };
   const std::uint64_t align = align_elements(spec);
   AlgorithmOptions chunked = options;
   chunked.chunk_bytes = std::min<Bytes>(options.chunk_bytes, kNvlsChunkBytes * static_cast<Bytes>(options.blocks));
@@ -54,6 +64,7 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
     auto tag = [&](int h) { return c * ppn + h; };
     const int multicast_tag = ppn * options.channels;  // added to tag(h) for the multicast leg
     const int up_tag = 2 * ppn * options.channels + 2 * c, down_tag = up_tag + 1;
+    const int net_tag = 2 * ppn * options.channels + 2 * options.channels + c;
     const std::vector<int>& parent_node = trees[c % 2];
 
     for (int r = 0; r < n; ++r) {
@@ -92,7 +103,18 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
           mine_w.recv(sw, own, true);
           continue;
         }
-        if (all_reduce) {
+        if (all_reduce && sharp) {
+          const Region mine = region(BufferId::output, loop, g);
+          // Up in one stream, down in another, as the tree's: the next chunk leaves for the
+          // network while this one's result is on its way back.
+          mine_w.recv(sw, mine);  // the node's sum of this part
+          mine_w.set_tag(net_tag);
+          mine_w.send(rail_switch(g), mine);
+          down_w.set_tag(net_tag);
+          down_w.recv(rail_switch(g), mine, true);  // every node's
+          down_w.set_tag(tag(g) + multicast_tag);
+          down_w.send(sw, mine);  // multimem.st of the result
+        } else if (all_reduce) {
           const Region mine = region(BufferId::output, loop, g);
           const bool tree_root = parent_head < 0;
           mine_w.recv(sw, mine, tree_root && child_heads.empty());  // the node's sum of this part
@@ -156,6 +178,12 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
         for (Stream* st : {&reducer, &caster})
           if (!st->steps.empty()) schedule.streams.push_back(std::move(*st));
       }
+    if (sharp)
+      for (int h = 0; h < ppn; ++h) {
+        std::vector<Region> pieces;
+        for (const auto& loop : loops) pieces.push_back(region(BufferId::scratch, loop, h));
+        sharp_switch_stream(schedule, rail_switch(h), h, c, nodes, ppn, pieces, options.protocol, net_tag);
+      }
   }
   return schedule;
 }
@@ -164,14 +192,23 @@ Schedule build(const CollectiveSpec& spec, const AlgorithmOptions& options, bool
 
 Schedule nvls(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   require_nvls(spec, options, "nvls");
-  if (options.ranks_per_node > 0 && options.ranks_per_node < spec.nranks)
-    throw Error("nvls runs inside one node; across nodes use nvls_tree");
-  return build(spec, options, false);
+  if (options.ranks_per_node > 0 && options.ranks_per_node < spec.nranks) {
+    // Across nodes NCCL runs NVLS only with CollNet, and only all_reduce's.
+    if (!options.sharp)
+      throw Error("nvls across nodes needs network switches that reduce (InfiniBand SHARP, NCCL's CollNet); without "
+                  "them use nvls_tree");
+    if (spec.kind != CollectiveKind::all_reduce)
+      throw Error("nvls across nodes serves all_reduce only; " + std::string(to_string(spec.kind)) +
+                  " runs inside one node");
+    if (ranks_per_node(spec, options, "nvls") > 8) throw Error("nvls: NCCL's CollNet serves at most 8 GPUs per node");
+    return build(spec, options, Across::sharp);
+  }
+  return build(spec, options, Across::none);
 }
 
 Schedule nvls_tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
   require_nvls(spec, options, "nvls_tree");
-  return build(spec, options, true);
+  return build(spec, options, Across::tree);
 }
 
 }  // namespace ccsim::algo

@@ -384,19 +384,21 @@ void apply_command_settings(PreparedLog& p) {
     }
     try {
       nccl::set_env_setting(p.nccl_env_settings, name, *value);
-      note(said(name, *value));
+      // CollNet needs switches that reduce, which a machine has only where it says so (--sharp).
+      const bool no_sharp = name == "NCCL_COLLNET_ENABLE" && *value != "0" && !p.topology.has_sharp();
+      note(said(name, *value) + (no_sharp ? " (no CollNet: the machine's switches do not reduce; --sharp says they do)" : ""));
     } catch (const Error&) {
       note(said(name, *value) + " not understood");
     }
   }
   // Settings that change how NCCL runs which ccsim does not follow: said, so that a log's errors are
-  // not taken for the model's. A value that asks for what ccsim does anyway (CollNet off, NCCL's
-  // default cross-NIC choice) needs no saying.
-  static const std::map<std::string, std::string> kAsModelled = {{"NCCL_COLLNET_ENABLE", "0"}, {"NCCL_CROSS_NIC", "2"}};
+  // not taken for the model's. A value that asks for what ccsim does anyway (NCCL's default
+  // cross-NIC choice) needs no saying.
+  static const std::map<std::string, std::string> kAsModelled = {{"NCCL_CROSS_NIC", "2"}};
   for (const char* name : {"NCCL_BUFFSIZE", "NCCL_NTHREADS",
                            "NCCL_LL128_NTHREADS", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
                            "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_QPS_PER_CONNECTION",
-                           "NCCL_COLLNET_ENABLE", "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"}) {
+                           "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"}) {
     const auto value = setting(name);
     const auto modelled = kAsModelled.find(name);
     if (value && (modelled == kAsModelled.end() || modelled->second != *value)) note(said(name, *value) + " not followed");

@@ -40,7 +40,7 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
   cmd->add_option("--nccl-env", given,
                   "NAME=VALUE, repeatable: an NCCL setting the run is made under (" +
                       nccl::env_setting_names_text() +
-                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off. "
+                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off, NCCL_COLLNET_ENABLE=0 CollNet (on a --sharp machine). "
                       "NCCL_ALGO / NCCL_PROTO narrow what NCCL's cost model (and --select fastest) may pick, as NCCL "
                       "reads them: a list (Ring,Tree), an exclusion (^NVLS, ^LL128), or per collective from NCCL 2.24 "
                       "(\"ring,tree;allreduce:^nvls\"); point-to-point calls ignore them, as in NCCL. "
@@ -80,6 +80,8 @@ Planner::Planner(const topo::Topology& topology, const Model& model, int nranks,
   if (selection_.algorithm != "auto") algo::find_algorithm(selection_.algorithm);
   if ((selection_.algorithm == "nvls" || selection_.algorithm == "nvls_tree") && selection_.nccl_env_settings.nvls_enable == 0)
     throw Error(selection_.algorithm + " cannot run under NCCL_NVLS_ENABLE=0, which turns NVLS off");
+  if (selection_.algorithm.rfind("collnet", 0) == 0 && selection_.nccl_env_settings.collnet_enable == 0)
+    throw Error(selection_.algorithm + " cannot run under NCCL_COLLNET_ENABLE=0, which turns CollNet off");
   if (selection_.protocol != "auto") {
     parse_protocol(selection_.protocol);
     // A user's NCCL_PROTO wins over the one a net plugin sets when there is none (aws-ofi-nccl).
@@ -112,7 +114,7 @@ PointOptions Planner::point(const CollectiveSpec& spec, const std::string& algor
   if (algorithm == "collnet_chain") o.chunk_bytes = std::min<Bytes>(o.chunk_bytes, 256 << 10);
   o.ranks_per_node = std::min(topology_.gpus_per_node(), nranks_);
   o.nvls = topology_.has_nvls() && selection_.nccl_env_settings.nvls_enable != 0;  // NCCL_NVLS_ENABLE=0: none
-  o.sharp = topology_.has_sharp();
+  o.sharp = topology_.has_sharp() && selection_.nccl_env_settings.collnet_enable != 0;  // NCCL_COLLNET_ENABLE=0: none
   o.levels = selection_.levels;
   auto it = rings_.find(o.channels);
   if (it == rings_.end()) {
