@@ -426,7 +426,25 @@ int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, 
   return nc;
 }
 
-Choice choose(const System& s, const CollectiveSpec& spec) {
+bool nvls_supported(const CollectiveSpec& spec) {
+  if (spec.kind == CollectiveKind::all_gather) return true;
+  const bool sum = spec.op == ReduceOp::sum, min_max = spec.op == ReduceOp::min || spec.op == ReduceOp::max;
+  switch (spec.type) {
+    case DataType::int32:
+    case DataType::uint32:
+    case DataType::int64:
+    case DataType::uint64:
+    case DataType::fp16:
+    case DataType::bf16: return sum || min_max;
+    case DataType::fp32:
+    case DataType::fp64: return sum;
+    default: return false;
+  }
+}
+
+Choice choose(const System& system, const CollectiveSpec& spec) {
+  System s = system;
+  s.nvls = s.nvls && nvls_supported(spec);
   Choice c;
   const auto f = function_of(spec.kind);
   if (!f) {

@@ -79,6 +79,12 @@ struct Choice {
   int channels = 1;
   std::optional<double> estimate_us;  // NCCL's own time estimate, when its model covers the call
 };
+// Whether NCCL may run this call with NVLS or NVLS tree (enqueue.cc: nvlsSupport requires
+// ncclNvlsSupported(op, type), all_gather aside): sum, min and max of 32/64-bit integers, half and
+// bfloat16; sum only of float and double; no 8-bit types, no prod, and no avg (NCCL runs avg as a
+// premultiplied or post-divided sum, which multimem.ld_reduce has no form of).
+bool nvls_supported(const CollectiveSpec& spec);
+
 // What NCCL would run for this call. Point-to-point collectives (alltoall, gather, scatter,
 // sendrecv) get direct sends with Simple over the p2p channels.
 Choice choose(const System& s, const CollectiveSpec& spec);

@@ -55,7 +55,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
     const SwitchEndpoint& sw = schedule.switches[static_cast<std::size_t>((schedule.is_switch(src) ? src : dst) - schedule.spec.nranks)];
     topo::Route r;
     if (sw.kind == SwitchEndpoint::Kind::nvls) r.hops.push_back(topology.nvls_port(static_cast<std::size_t>(gpu)));
-    else r = topology.route_to_sharp(static_cast<std::size_t>(gpu), sw.index);
+    else r = topology.route_to_sharp(static_cast<std::size_t>(gpu));
     if (schedule.is_switch(src)) {  // the same links, walked back from the switch
       std::vector<topo::RouteHop> back;
       topo::DeviceId at = topology.gpu(static_cast<std::size_t>(gpu));

@@ -77,7 +77,7 @@ struct SwitchEndpoint {
     nvls,   // a node's NVSwitch fabric (NVLink SHARP)
     sharp,  // the network switch of a rail (InfiniBand SHARP, NCCL's CollNet)
   } kind = Kind::nvls;
-  int index = 0;  // nvls: the node; sharp: the rail (NIC index)
+  int index = 0;  // nvls: the node; sharp: the rail (the local index of the heads it serves)
 };
 
 struct Schedule {

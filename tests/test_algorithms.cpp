@@ -219,6 +219,10 @@ TEST_CASE("algorithms refuse what they cannot serve, with the reason") {
   auto prod = spec_of(CollectiveKind::all_reduce, 4, 16);
   prod.op = ReduceOp::prod;
   CHECK_THROWS_WITH_AS(algo::compile("nvls", prod, with_nvls), doctest::Contains("not prod"), Error);
+  auto float_max = spec_of(CollectiveKind::all_reduce, 4, 16);
+  float_max.op = ReduceOp::max;
+  float_max.type = DataType::fp32;
+  CHECK_THROWS_WITH_AS(algo::compile("nvls", float_max, with_nvls), doctest::Contains("float with sum only"), Error);
   CHECK_THROWS_WITH_AS(algo::compile("collnet_direct", spec_of(CollectiveKind::all_reduce, 4, 16), one_channel(1 << 20, 2)),
                        doctest::Contains("needs network switches that reduce"), Error);
   with_nvls.ranks_per_node = 2;

@@ -9,6 +9,7 @@
 #include "sim/topology/paths.hpp"
 
 #include <map>
+#include <tuple>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,20 @@ TEST_CASE("NCCL's choice on one H100 node: LL ring for tiny messages, NVLS for l
   c = nccl::choose(s, spec);
   CHECK(c.algorithm == "nvls");
   CHECK(c.protocol == Protocol::simple);
+  // NVLS only where NCCL has an NVLS kernel for the op and type (ncclNvlsSupported): not prod,
+  // not avg, not max of floats, no 8-bit types; max of half is fine, and all_gather always.
+  for (auto [op, type, nvls] : {std::tuple{ReduceOp::prod, DataType::fp32, false}, {ReduceOp::avg, DataType::fp32, false},
+                                {ReduceOp::max, DataType::fp32, false}, {ReduceOp::sum, DataType::int8, false},
+                                {ReduceOp::max, DataType::fp16, true}, {ReduceOp::min, DataType::int32, true},
+                                {ReduceOp::sum, DataType::fp64, true}}) {
+    INFO(std::string(to_string(op)), " ", std::string(to_string(type)));
+    spec.op = op;
+    spec.type = type;
+    CHECK(nccl::nvls_supported(spec) == nvls);
+    CHECK((nccl::choose(s, spec).algorithm == "nvls") == nvls);
+  }
+  spec.kind = CollectiveKind::all_gather;
+  CHECK(nccl::nvls_supported(spec));  // int8 from the last case: NCCL copies bytes
 }
 
 TEST_CASE("across nodes the rings leave through the NICs and tree becomes possible") {

@@ -23,6 +23,10 @@ void require_nvls(const CollectiveSpec& spec, const AlgorithmOptions& options, c
     throw Error(name + ": NVSwitch reduces with sum, min and max (avg as a sum); not " + std::string(to_string(spec.op)));
   if (spec.type == DataType::int8 || spec.type == DataType::uint8)
     throw Error(name + ": NVSwitch has no 8-bit reductions (multimem.ld_reduce)");
+  // multimem.ld_reduce takes .min and .max for integers, f16 and bf16 only (PTX ISA).
+  if ((spec.type == DataType::fp32 || spec.type == DataType::fp64) && spec.op != ReduceOp::sum && spec.op != ReduceOp::avg)
+    throw Error(name + ": NVSwitch reduces " + std::string(to_string(spec.type)) + " with sum only (multimem.ld_reduce); not " +
+                std::string(to_string(spec.op)));
 }
 
 // How the nodes' NVLS reductions meet: one node, a double binary tree among the GPUs that head the

@@ -594,13 +594,11 @@ std::vector<DeviceId> Topology::nics_of_node(int node) const {
   return nics;
 }
 
-Route Topology::route_to_sharp(std::size_t gpu_index, int rail) const {
+Route Topology::route_to_sharp(std::size_t gpu_index) const {
   const DeviceId g = gpu(gpu_index);
-  const int node = devices_[g].node;
-  const std::vector<DeviceId> nics = nics_of_node(node);
-  if (rail < 0 || static_cast<std::size_t>(rail) >= nics.size())
-    throw Error("topology " + name_ + ": node " + std::to_string(node) + " has no NIC " + std::to_string(rail));
-  const DeviceId nic = nics[static_cast<std::size_t>(rail)];
+  // The NIC the GPU sends across nodes with (gpu_nic): NCCL's CollNet pairs each head with its
+  // nearest NIC, so heads that share one (a DGX-1's two GPUs per NIC) share its path.
+  const DeviceId nic = nic_of(gpu_index);
   Route to_nic = shortest_path(g, [nic](DeviceId d) { return d == nic; }, gpu_index);
   const Route to_switch = shortest_path(
       nic, [this](DeviceId d) { return devices_[d].kind == DeviceKind::net_switch && devices_[d].in_switch_reduction; },

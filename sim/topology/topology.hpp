@@ -193,9 +193,9 @@ class Topology {
   // striped together. Error when the GPU reaches no such switch.
   RouteHop nvls_port(std::size_t gpu_index) const;
   bool has_nvls() const;
-  // The route from a GPU to the in-network reduction switch (SHARP) of a rail: the one nearest to
-  // NIC `rail` of the GPU's node. Error when there is none.
-  Route route_to_sharp(std::size_t gpu_index, int rail) const;
+  // The route from a GPU to the in-network reduction switch (SHARP) nearest to the NIC it sends
+  // across nodes with (nic_of). Error when there is none.
+  Route route_to_sharp(std::size_t gpu_index) const;
   bool has_sharp() const;
 
   // Bandwidth per direction of a link once protocol overhead is taken off (model efficiencies).

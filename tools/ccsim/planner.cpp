@@ -150,9 +150,12 @@ std::optional<PointOptions> Planner::nccl_pick(const CollectiveSpec& spec) const
   if (!best) {
     // The user named something NCCL's model rules out here: run it anyway, so that the algorithm
     // itself says why it cannot run, or runs when NCCL merely would not choose it.
-    if (fixed_algo)
-      return point(spec, selection_.algorithm, fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple,
-                   std::max(1, system_.ring.channels));
+    if (fixed_algo) {
+      const Protocol pr = fixed_proto ? parse_protocol(selection_.protocol) : Protocol::simple;
+      return point(spec, selection_.algorithm, pr,
+                   want_algo ? nccl::launched_channels(system_, *want_algo, pr, bytes, spec.nranks)
+                             : std::max(1, system_.ring.channels));
+    }
     return std::nullopt;
   }
   return point(spec, std::string(to_string(best->algo)), best->proto,
@@ -223,7 +226,10 @@ std::optional<nccl::Estimate> Planner::nccl_best(const CollectiveSpec& spec) con
   const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
   if (fixed_algo && !want_algo) return std::nullopt;
   std::optional<nccl::Estimate> best;
-  for (const auto& e : nccl::cost_table(system_, *func, nccl::cost_bytes(spec))) {
+  // NCCL's nvlsSupport for this call: the machine's, and NVLS kernels for its op and type.
+  nccl::System system = system_;
+  system.nvls = system.nvls && nccl::nvls_supported(spec);
+  for (const auto& e : nccl::cost_table(system, *func, nccl::cost_bytes(spec))) {
     if (e.time_us < 0) continue;
     if (want_algo && e.algo != *want_algo) continue;
     if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
