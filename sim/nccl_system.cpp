@@ -442,9 +442,19 @@ bool nvls_supported(const CollectiveSpec& spec) {
   }
 }
 
-Choice choose(const System& system, const CollectiveSpec& spec) {
+bool collnet_supported(const CollectiveSpec& spec) {
+  return !is_reduction(spec.kind) || (spec.op != ReduceOp::prod && spec.op != ReduceOp::lor);
+}
+
+System for_call(const System& system, const CollectiveSpec& spec) {
   System s = system;
   s.nvls = s.nvls && nvls_supported(spec);
+  s.collnet = s.collnet && collnet_supported(spec);
+  return s;
+}
+
+Choice choose(const System& system, const CollectiveSpec& spec) {
+  const System s = for_call(system, spec);
   Choice c;
   const auto f = function_of(spec.kind);
   if (!f) {

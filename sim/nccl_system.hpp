@@ -84,6 +84,12 @@ struct Choice {
 // bfloat16; sum only of float and double; no 8-bit types, no prod, and no avg (NCCL runs avg as a
 // premultiplied or post-divided sum, which multimem.ld_reduce has no form of).
 bool nvls_supported(const CollectiveSpec& spec);
+// Whether NCCL may run this call with CollNet (enqueue.cc ncclGetCollNetSupport: the plugin's
+// support for the op, avg taken as a sum): sum, min, max and avg; not prod (nor ccsim's lor).
+bool collnet_supported(const CollectiveSpec& spec);
+// The communicator as NCCL's model sees it for one call: nvlsSupport and collNetSupport also ask
+// the call's op and type.
+System for_call(const System& system, const CollectiveSpec& spec);
 
 // What NCCL would run for this call. Point-to-point collectives (alltoall, gather, scatter,
 // sendrecv) get direct sends with Simple over the p2p channels.

@@ -61,6 +61,15 @@ TEST_CASE("NCCL's choice on one H100 node: LL ring for tiny messages, NVLS for l
   }
   spec.kind = CollectiveKind::all_gather;
   CHECK(nccl::nvls_supported(spec));  // int8 from the last case: NCCL copies bytes
+  // CollNet likewise by its plugin's ops: avg as a sum, no prod.
+  spec.kind = CollectiveKind::all_reduce;
+  spec.op = ReduceOp::avg;
+  CHECK(nccl::collnet_supported(spec));
+  spec.op = ReduceOp::prod;
+  CHECK_FALSE(nccl::collnet_supported(spec));
+  nccl::System sharp = s;
+  sharp.collnet = true;
+  CHECK_FALSE(nccl::for_call(sharp, spec).collnet);
 }
 
 TEST_CASE("across nodes the rings leave through the NICs and tree becomes possible") {

@@ -18,14 +18,18 @@ bool simple_only(const std::string& algorithm) {
          algorithm == "collnet_chain" || algorithm == "pat";
 }
 
-// Whether NCCL_ALGO / NCCL_PROTO leave `algo` (none: one of ccsim's own algorithms, which they
-// rule out whenever they name the collective) and `proto` to NCCL's choice for `func`.
+// Whether NCCL_ALGO leaves `algo` to NCCL's choice for `func` (none: one of ccsim's own
+// algorithms, which it rules out whenever it names the collective), and NCCL_PROTO `proto`.
+bool algo_allowed(const nccl::EnvSettings& env, nccl::Func func, std::optional<nccl::Algo> algo) {
+  const auto algos = nccl::enabled_algos(env, func);
+  return !algos || (algo && std::find(algos->begin(), algos->end(), *algo) != algos->end());
+}
+bool proto_allowed(const nccl::EnvSettings& env, nccl::Func func, Protocol proto) {
+  const auto protos = nccl::enabled_protocols(env, func);
+  return !protos || std::find(protos->begin(), protos->end(), proto) != protos->end();
+}
 bool env_allows(const nccl::EnvSettings& env, nccl::Func func, std::optional<nccl::Algo> algo, Protocol proto) {
-  if (const auto algos = nccl::enabled_algos(env, func))
-    if (!algo || std::find(algos->begin(), algos->end(), *algo) == algos->end()) return false;
-  if (const auto protos = nccl::enabled_protocols(env, func))
-    if (std::find(protos->begin(), protos->end(), proto) == protos->end()) return false;
-  return true;
+  return algo_allowed(env, func, algo) && proto_allowed(env, func, proto);
 }
 
 std::optional<nccl::Algo> nccl_algo(const std::string& name) {
@@ -169,14 +173,10 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
   // collective asks for two things at once: said, not settled silently for one of them.
   if (const auto func = nccl::function_of(spec.kind)) {
     const auto& env = selection_.nccl_env_settings;
-    const auto algos = nccl::enabled_algos(env, *func);
-    const auto a = nccl_algo(selection_.algorithm);
-    if (fixed_algo && algos && (!a || std::find(algos->begin(), algos->end(), *a) == algos->end()))
+    if (fixed_algo && !algo_allowed(env, *func, nccl_algo(selection_.algorithm)))
       throw Error(selection_.algorithm + " is not among what NCCL_ALGO=" + env.algo + " leaves " +
                   std::string(to_string(*func)));
-    const auto protos = nccl::enabled_protocols(env, *func);
-    if (fixed_proto && protos &&
-        std::find(protos->begin(), protos->end(), parse_protocol(selection_.protocol)) == protos->end())
+    if (fixed_proto && !proto_allowed(env, *func, parse_protocol(selection_.protocol)))
       throw Error(selection_.protocol + " is not among what NCCL_PROTO=" + env.proto + " leaves " +
                   std::string(to_string(*func)));
   }
@@ -226,10 +226,7 @@ std::optional<nccl::Estimate> Planner::nccl_best(const CollectiveSpec& spec) con
   const auto want_algo = fixed_algo ? nccl_algo(selection_.algorithm) : std::nullopt;
   if (fixed_algo && !want_algo) return std::nullopt;
   std::optional<nccl::Estimate> best;
-  // NCCL's nvlsSupport for this call: the machine's, and NVLS kernels for its op and type.
-  nccl::System system = system_;
-  system.nvls = system.nvls && nccl::nvls_supported(spec);
-  for (const auto& e : nccl::cost_table(system, *func, nccl::cost_bytes(spec))) {
+  for (const auto& e : nccl::cost_table(nccl::for_call(system_, spec), *func, nccl::cost_bytes(spec))) {
     if (e.time_us < 0) continue;
     if (want_algo && e.algo != *want_algo) continue;
     if (fixed_proto && e.proto != parse_protocol(selection_.protocol)) continue;
