@@ -46,6 +46,8 @@ constexpr ListSettingField kListSettingFields[] = {
 // NCCL order (LL, LL128, Simple) and Func.
 constexpr std::array<std::string_view, 7> kAlgoNames = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
                                                          "NVLS", "NVLSTree", "PAT"};
+constexpr std::array<Algo, 7> kAlgoOrder = {Algo::tree, Algo::ring, Algo::collnet_direct, Algo::collnet_chain,
+                                             Algo::nvls, Algo::nvls_tree, Algo::pat};
 constexpr std::array<std::string_view, 3> kProtoNames = {"LL", "LL128", "Simple"};
 constexpr std::array<Protocol, 3> kProtoOrder = {Protocol::ll, Protocol::ll128, Protocol::simple};
 constexpr std::array<std::string_view, 5> kFuncNames = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
@@ -105,6 +107,21 @@ std::optional<std::vector<bool>> enable_list(const std::string& setting, const s
     }
     if (!function || *function == static_cast<std::size_t>(func)) out = std::move(on);
   }
+  return out;
+}
+
+// What `value` of `setting` leaves on for `func`, as `values` (in `names` order); none when unset
+// or silent about the function.
+template <typename T, std::size_t N>
+std::optional<std::vector<T>> enabled(const char* setting, const std::string& value,
+                                      const std::array<std::string_view, N>& names, const std::array<T, N>& values,
+                                      Func func) {
+  if (value.empty()) return std::nullopt;
+  const auto on = enable_list(setting, value, names, func);
+  if (!on) return std::nullopt;
+  std::vector<T> out;
+  for (std::size_t i = 0; i < N; ++i)
+    if ((*on)[i]) out.push_back(values[i]);
   return out;
 }
 
@@ -182,23 +199,11 @@ std::string to_string(const EnvSettings& settings) {
 }
 
 std::optional<std::vector<Algo>> enabled_algos(const EnvSettings& settings, Func func) {
-  if (settings.algo.empty()) return std::nullopt;
-  const auto on = enable_list("NCCL_ALGO", settings.algo, kAlgoNames, func);
-  if (!on) return std::nullopt;
-  std::vector<Algo> out;
-  for (std::size_t i = 0; i < on->size(); ++i)
-    if ((*on)[i]) out.push_back(static_cast<Algo>(i));
-  return out;
+  return enabled("NCCL_ALGO", settings.algo, kAlgoNames, kAlgoOrder, func);
 }
 
 std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settings, Func func) {
-  if (settings.proto.empty()) return std::nullopt;
-  const auto on = enable_list("NCCL_PROTO", settings.proto, kProtoNames, func);
-  if (!on) return std::nullopt;
-  std::vector<Protocol> out;
-  for (std::size_t i = 0; i < on->size(); ++i)
-    if ((*on)[i]) out.push_back(kProtoOrder[i]);
-  return out;
+  return enabled("NCCL_PROTO", settings.proto, kProtoNames, kProtoOrder, func);
 }
 
 }  // namespace ccsim::nccl
