@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/error.hpp"
 #include "sim/text.hpp"
 
@@ -42,14 +44,11 @@ constexpr ListSettingField kListSettingFields[] = {
     {"NCCL_PROTO", &EnvSettings::proto},
 };
 
-// NCCL's names (ncclAlgoStr, ncclProtoStr, ncclFuncStr), in the index order of Algo, Protocol's
-// NCCL order (LL, LL128, Simple) and Func.
+// NCCL's names (ncclAlgoStr, ncclProtoStr, ncclFuncStr), in NCCL's index order: all_algos(),
+// nccl_protocol_order() and Func's.
 constexpr std::array<std::string_view, 7> kAlgoNames = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
                                                          "NVLS", "NVLSTree", "PAT"};
-constexpr std::array<Algo, 7> kAlgoOrder = {Algo::tree, Algo::ring, Algo::collnet_direct, Algo::collnet_chain,
-                                             Algo::nvls, Algo::nvls_tree, Algo::pat};
 constexpr std::array<std::string_view, 3> kProtoNames = {"LL", "LL128", "Simple"};
-constexpr std::array<Protocol, 3> kProtoOrder = {Protocol::ll, Protocol::ll128, Protocol::simple};
 constexpr std::array<std::string_view, 5> kFuncNames = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
                                                          "AllReduce"};
 
@@ -114,14 +113,14 @@ std::optional<std::vector<bool>> enable_list(const std::string& setting, const s
 // or silent about the function.
 template <typename T, std::size_t N>
 std::optional<std::vector<T>> enabled(const char* setting, const std::string& value,
-                                      const std::array<std::string_view, N>& names, const std::array<T, N>& values,
+                                      const std::array<std::string_view, N>& names, const std::vector<T>& values,
                                       Func func) {
   if (value.empty()) return std::nullopt;
   const auto on = enable_list(setting, value, names, func);
   if (!on) return std::nullopt;
   std::vector<T> out;
   for (std::size_t i = 0; i < N; ++i)
-    if ((*on)[i]) out.push_back(values[i]);
+    if ((*on)[i]) out.push_back(values.at(i));
   return out;
 }
 
@@ -174,9 +173,11 @@ bool set_env_setting(EnvSettings& settings, const std::string& name, const std::
     const std::string given(trim(value));
     if (given.empty()) throw Error(name + "=: expected a list such as " + (f.field == &EnvSettings::algo ? "Ring,Tree or ^NVLS" : "^LL128"));
     // Read for every function now, so that a bad value fails where it is given.
+    EnvSettings probe;
+    probe.*f.field = given;
     for (std::size_t fn = 0; fn < kFuncNames.size(); ++fn) {
-      if (f.field == &EnvSettings::algo) enable_list(name, given, kAlgoNames, static_cast<Func>(fn));
-      else enable_list(name, given, kProtoNames, static_cast<Func>(fn));
+      enabled_algos(probe, static_cast<Func>(fn));
+      enabled_protocols(probe, static_cast<Func>(fn));
     }
     settings.*f.field = given;
     return true;
@@ -199,11 +200,26 @@ std::string to_string(const EnvSettings& settings) {
 }
 
 std::optional<std::vector<Algo>> enabled_algos(const EnvSettings& settings, Func func) {
-  return enabled("NCCL_ALGO", settings.algo, kAlgoNames, kAlgoOrder, func);
+  return enabled("NCCL_ALGO", settings.algo, kAlgoNames, all_algos(), func);
 }
 
 std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settings, Func func) {
-  return enabled("NCCL_PROTO", settings.proto, kProtoNames, kProtoOrder, func);
+  return enabled("NCCL_PROTO", settings.proto, kProtoNames, nccl_protocol_order(), func);
+}
+
+void set_env_settings(EnvSettings& settings, const nlohmann::json& object, const std::string& path) {
+  for (const auto& [name, value] : object.items()) {
+    const std::string at = path + "." + name + ": ";
+    if (!value.is_number_integer() && !value.is_string())
+      throw Error(at + "expected a whole number (a channel count) or a string (NCCL_ALGO, NCCL_PROTO)");
+    bool known = false;
+    try {
+      known = set_env_setting(settings, name, value.is_string() ? value.get<std::string>() : std::to_string(value.get<long long>()));
+    } catch (const Error& e) {
+      throw Error(at + e.what());
+    }
+    if (!known) throw Error(at + "not a setting ccsim follows (expected one of " + env_setting_names_text() + ")");
+  }
 }
 
 }  // namespace ccsim::nccl

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "sim/nccl_tuning.hpp"
 
 namespace ccsim::nccl {
@@ -14,7 +16,7 @@ constexpr int kMaxChannels = 64;  // MAXCHANNELS (reference/nccl-model.md §1.7)
 
 // The NCCL environment variables EnvSettings holds, in the order `ccsim` lists them.
 const std::vector<std::string>& env_setting_names();
-std::string env_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, ..."
+std::string env_setting_names_text();  // "NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, ..."
 // Sets the field of `name` (one of env_setting_names, or the old NCCL_MIN_NRINGS /
 // NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value NCCL does not
 // take (channel counts: a whole number from 1, or 0 for a minimum, to MAXCHANNELS (64);
@@ -22,6 +24,10 @@ std::string env_setting_names_text();  // "NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNEL
 bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value);
 // The value of setting `name` as set_env_setting took it, none when unset; Error for any other name.
 std::optional<std::string> env_setting(const EnvSettings& settings, const std::string& name);
+// Every setting of a JSON object (a map entry's or a scenario's "nccl_env": {"NCCL_MAX_NCHANNELS":
+// 16, "NCCL_PROTO": "^LL128"}), whole numbers or strings. Error for a value of another JSON type,
+// one NCCL does not take, or a name ccsim does not follow, starting "<path>.<name>: ".
+void set_env_settings(EnvSettings& settings, const nlohmann::json& object, const std::string& path);
 // Every setting `over` gives replaces `base`'s.
 void overlay_env_settings(EnvSettings& base, const EnvSettings& over);
 // "NCCL_MAX_NCHANNELS=16 NCCL_PROTO=^LL128" for the settings given; empty for none.

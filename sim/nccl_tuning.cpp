@@ -1,6 +1,7 @@
 #include "sim/nccl_tuning.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "sim/error.hpp"
@@ -379,6 +380,11 @@ std::string_view to_string(Algo algo) {
     case Algo::pat: return "pat";
   }
   return "?";
+}
+
+const std::vector<Protocol>& nccl_protocol_order() {
+  static const std::vector<Protocol> order(std::begin(kProtocolOrder), std::end(kProtocolOrder));
+  return order;
 }
 
 const std::vector<Algo>& all_algos() {

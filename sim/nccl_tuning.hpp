@@ -24,6 +24,8 @@ enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pa
 // ccsim's algorithms.
 std::string_view to_string(Algo algo);
 const std::vector<Algo>& all_algos();  // in NCCL's index order
+// NCCL's protocol index order (NCCL_PROTO_*: LL, LL128, Simple), which its cost table follows.
+const std::vector<Protocol>& nccl_protocol_order();
 
 // The collectives NCCL's cost model covers (NCCL_NUM_FUNCTIONS, §1.1). AlltoAll, gather, scatter
 // and send/recv are point-to-point in NCCL and have no cost model.

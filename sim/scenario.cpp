@@ -270,19 +270,7 @@ void Reader::sweep(const json& obj, const std::string& path, Sweep& s) const {
   if (obj.contains("nccl_env")) {
     const json& env = obj["nccl_env"];
     if (!env.is_object()) fail(at("nccl_env"), "expected an object of NCCL settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16}");
-    for (const auto& [name, value] : env.items()) {
-      const std::string where = join(at("nccl_env"), name);
-      const std::string text = value.is_number_integer() ? std::to_string(value.get<long long>())
-                               : value.is_string()        ? value.get<std::string>()
-                                                          : std::string("?");
-      bool known = false;
-      try {
-        known = nccl::set_env_setting(s.nccl_env_settings, name, text);
-      } catch (const Error& e) {
-        fail(where, e.what());
-      }
-      if (!known) fail(where, "not a setting ccsim follows (expected one of " + nccl::env_setting_names_text() + ")");
-    }
+    nccl::set_env_settings(s.nccl_env_settings, env, origin + ": " + at("nccl_env"));
   }
   if (obj.contains("select")) {
     s.select = string(obj["select"], at("select"));

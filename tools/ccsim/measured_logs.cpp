@@ -110,19 +110,7 @@ std::vector<LogCase> read_map(const std::string& file) {
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
                              "an object of NCCL settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16, \"NCCL_PROTO\": \"^LL128\"}");
-      for (const auto& [name, value] : env.items()) {
-        const std::string at = file + ": " + where + ".nccl_env." + name;
-        if (!value.is_number_integer() && !value.is_string())
-          throw Error(at + ": expected a whole number (a channel count) or a string (NCCL_ALGO, NCCL_PROTO)");
-        bool known = false;
-        try {
-          known = nccl::set_env_setting(c.nccl_env_settings, name,
-                                        value.is_string() ? value.get<std::string>() : std::to_string(value.get<long long>()));
-        } catch (const Error& err) {
-          throw Error(at + ": " + err.what());
-        }
-        if (!known) throw Error(at + ": not a setting ccsim follows (expected one of " + nccl::env_setting_names_text() + ")");
-      }
+      nccl::set_env_settings(c.nccl_env_settings, env, file + ": " + where + ".nccl_env");
     }
     cases.push_back(std::move(c));
   }
