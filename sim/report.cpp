@@ -55,60 +55,71 @@ std::string format_time_us(double us, int width) {
   return buf;
 }
 
-void print_table(std::ostream& out, const PerfReport& report) {
-  out << "# ccsim perf " << to_string(report.kind) << ": " << report.nranks << " ranks on " << report.topology
-      << ", model " << report.model << (report.nccl_env.empty() ? "" : ", " + report.nccl_env) << "\n";
+TableWriter::TableWriter(std::ostream& out, const PerfReport& heading, bool out_of_place, bool in_place) : out_(out) {
+  out << "# ccsim perf " << to_string(heading.kind) << ": " << heading.nranks << " ranks on " << heading.topology
+      << ", model " << heading.model << (heading.nccl_env.empty() ? "" : ", " + heading.nccl_env) << "\n";
   out << "# Times are simulated. In place runs the out-of-place schedule less the copies that would read and\n"
       << "# write the same memory (a rank's own block of all_gather or alltoall, a broadcast root's data), so it\n"
       << "# can be faster; #wrong is the CPU executor's data check of each layout. The last columns say what ran:\n"
       << "# algorithm, protocol, channels.\n";
-  for (const auto& [column, result] : {std::pair{"out-of-place", &PerfRow::out_of_place}, std::pair{"in-place", &PerfRow::in_place}})
-    if (std::any_of(report.rows.begin(), report.rows.end(), [&](const PerfRow& row) { return !(row.*result).simulated; }))
-      out << "# The " << column << " column was not simulated (ccsim perf --column): N/A.\n";
-  if (is_rooted(report.kind))
+  for (const auto& [column, simulated] : {std::pair{"out-of-place", out_of_place}, std::pair{"in-place", in_place}})
+    if (!simulated) out << "# The " << column << " column was not simulated (ccsim perf --column): N/A.\n";
+  if (is_rooted(heading.kind))
     out << "# As nccl-tests times it, a call is one of a run issued back to back: the next starts along the chain\n"
         << "# while this one still forwards.\n";
   out << "#\n";
   out << "#                                                              out-of-place                       in-place\n";
   out << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong  algorithm  proto  ch\n";
   out << "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
-  double bus_sum = 0;
-  std::size_t bus_count = 0;  // the columns simulated
-  std::uint64_t wrong_total = 0;
-  bool any_checked = false;
-  std::size_t host_bound = 0;
-  for (const auto& row : report.rows) {
-    host_bound += row.host_bound;
-    char head[96];
-    std::snprintf(head, sizeof head, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.spec.size_bytes()),
-                  static_cast<unsigned long long>(row.spec.count), std::string(to_string(row.spec.type)).c_str(),
-                  redop_name(row.spec).c_str(), root_column(row.spec));
-    char what[64];
-    std::snprintf(what, sizeof what, "  %9s  %5s  %2d", row.algorithm.c_str(), std::string(to_string(row.protocol)).c_str(), row.channels);
-    out << head << result_text(row.out_of_place) << result_text(row.in_place) << what << "\n";
-    for (const auto* r : {&row.out_of_place, &row.in_place}) {
-      if (!r->simulated) continue;
-      bus_sum += r->busbw_gbps;
-      ++bus_count;
-      if (r->wrong) {
-        any_checked = true;
-        wrong_total += *r->wrong;
-      }
-    }
-  }
-  out << "# Out of bounds values : " << wrong_total << (wrong_total == 0 ? " OK" : " FAILED")
-      << (any_checked ? "" : " (not checked)") << "\n";
-  char avg[64];
-  std::snprintf(avg, sizeof avg, "%g", bus_count == 0 ? 0.0 : bus_sum / static_cast<double>(bus_count));
-  out << "# Avg bus bandwidth    : " << avg << "\n#\n";
-  if (host_bound > 0)
-    out << "# " << host_bound << " of " << report.rows.size()
-        << " sizes take the host's issue time (GPUs per thread x (host_issue_us + channels x host_channel_us)), not the GPUs' own\n";
 }
 
-void print_csv(std::ostream& out, const PerfReport& report) {
+void TableWriter::row(const PerfRow& row) {
+  ++rows_;
+  host_bound_ += row.host_bound;
+  char head[96];
+  std::snprintf(head, sizeof head, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.spec.size_bytes()),
+                static_cast<unsigned long long>(row.spec.count), std::string(to_string(row.spec.type)).c_str(),
+                redop_name(row.spec).c_str(), root_column(row.spec));
+  char what[64];
+  std::snprintf(what, sizeof what, "  %9s  %5s  %2d", row.algorithm.c_str(), std::string(to_string(row.protocol)).c_str(), row.channels);
+  out_ << head << result_text(row.out_of_place) << result_text(row.in_place) << what << "\n";
+  for (const auto* r : {&row.out_of_place, &row.in_place}) {
+    if (!r->simulated) continue;
+    bus_sum_ += r->busbw_gbps;
+    ++bus_count_;
+    if (r->wrong) {
+      any_checked_ = true;
+      wrong_total_ += *r->wrong;
+    }
+  }
+}
+
+void TableWriter::finish() {
+  out_ << "# Out of bounds values : " << wrong_total_ << (wrong_total_ == 0 ? " OK" : " FAILED")
+       << (any_checked_ ? "" : " (not checked)") << "\n";
+  char avg[64];
+  std::snprintf(avg, sizeof avg, "%g", bus_count_ == 0 ? 0.0 : bus_sum_ / static_cast<double>(bus_count_));
+  out_ << "# Avg bus bandwidth    : " << avg << "\n#\n";
+  if (host_bound_ > 0)
+    out_ << "# " << host_bound_ << " of " << rows_
+         << " sizes take the host's issue time (GPUs per thread x (host_issue_us + channels x host_channel_us)), not the GPUs' own\n";
+}
+
+void print_table(std::ostream& out, const PerfReport& report) {
+  auto all = [&](PerfResult PerfRow::*column) {
+    return std::all_of(report.rows.begin(), report.rows.end(), [&](const PerfRow& row) { return (row.*column).simulated; });
+  };
+  TableWriter table(out, report, all(&PerfRow::out_of_place), all(&PerfRow::in_place));
+  for (const auto& row : report.rows) table.row(row);
+  table.finish();
+}
+
+void print_csv_header(std::ostream& out) {
   out << "collective,topology,ranks,size_bytes,count,type,redop,root,algorithm,protocol,channels,"
          "oop_time_us,oop_algbw_gbps,oop_busbw_gbps,oop_wrong,ip_time_us,ip_algbw_gbps,ip_busbw_gbps,ip_wrong\n";
+}
+
+void print_csv_row(std::ostream& out, const PerfReport& heading, const PerfRow& row) {
   // A column not simulated (ccsim perf --column) leaves its four fields empty.
   auto fields = [](const PerfResult& r) {
     if (!r.simulated) return std::string(",,,");
@@ -117,13 +128,15 @@ void print_csv(std::ostream& out, const PerfReport& report) {
                   r.wrong ? std::to_string(*r.wrong).c_str() : "N/A");
     return std::string(buf);
   };
-  for (const auto& row : report.rows) {
-    const std::string nums = fields(row.out_of_place) + "," + fields(row.in_place);
-    out << to_string(report.kind) << "," << report.topology << "," << report.nranks << "," << row.spec.size_bytes()
-        << "," << row.spec.count << "," << to_string(row.spec.type) << "," << redop_name(row.spec) << ","
-        << root_column(row.spec) << "," << row.algorithm << "," << to_string(row.protocol) << "," << row.channels
-        << "," << nums << "\n";
-  }
+  const std::string nums = fields(row.out_of_place) + "," + fields(row.in_place);
+  out << to_string(heading.kind) << "," << heading.topology << "," << heading.nranks << "," << row.spec.size_bytes() << ","
+      << row.spec.count << "," << to_string(row.spec.type) << "," << redop_name(row.spec) << "," << root_column(row.spec)
+      << "," << row.algorithm << "," << to_string(row.protocol) << "," << row.channels << "," << nums << "\n";
+}
+
+void print_csv(std::ostream& out, const PerfReport& report) {
+  print_csv_header(out);
+  for (const auto& row : report.rows) print_csv_row(out, report, row);
 }
 
 nlohmann::json to_json(const PerfReport& report) {

@@ -1,6 +1,7 @@
 #pragma once
 // Result records of `ccsim perf` and their printers: the nccl-tests table (same columns and units,
 // so existing parsers read it), JSON and CSV.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -48,7 +49,29 @@ PerfResult perf_result(const CollectiveSpec& spec, double seconds, std::optional
 // A time in µs as nccl-tests prints it: fewer decimals as it grows, right-aligned in `width`.
 std::string format_time_us(double us, int width = 0);
 
+// The nccl-tests table written a row at a time, as nccl-tests prints it: a long sweep shows each
+// size as it ends, and a run stopped early keeps the sizes it ran. The heading takes the report's
+// collective, ranks, topology, model and settings (not its rows); `out_of_place` / `in_place` say
+// whether those columns are simulated (ccsim perf --column), which the heading notes.
+class TableWriter {
+ public:
+  TableWriter(std::ostream& out, const PerfReport& heading, bool out_of_place, bool in_place);
+  void row(const PerfRow& row);
+  void finish();  // the totals nccl-tests ends with
+
+ private:
+  std::ostream& out_;
+  double bus_sum_ = 0;
+  std::size_t bus_count_ = 0;  // the columns simulated
+  std::size_t rows_ = 0;
+  std::size_t host_bound_ = 0;
+  std::uint64_t wrong_total_ = 0;
+  bool any_checked_ = false;
+};
+
 void print_table(std::ostream& out, const PerfReport& report);
+void print_csv_header(std::ostream& out);
+void print_csv_row(std::ostream& out, const PerfReport& heading, const PerfRow& row);
 void print_csv(std::ostream& out, const PerfReport& report);
 nlohmann::json to_json(const PerfReport& report);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
@@ -121,6 +122,13 @@ int run_perf(const PerfArgs& a) {
     double total_s = 0;
   };
   std::optional<Last> last;
+  // The table and CSV go out a row at a time, as nccl-tests prints its rows: a sweep of a thousand
+  // GPUs shows each size as it ends, through a pipe or a file too, and a run stopped early keeps
+  // them. JSON is one document, written at the end.
+  std::optional<TableWriter> table;
+  if (a.format == "table") table.emplace(std::cout, report, columns != Columns::in_place, columns != Columns::out_of_place);
+  else if (a.format == "csv") print_csv_header(std::cout);
+  std::cout << std::flush;
   for (auto t : types)
     for (auto op : ops)
       for (Bytes s : sizes) {
@@ -147,6 +155,10 @@ int run_perf(const PerfArgs& a) {
         report.rows.push_back(p.row);
         report.rows.back().out_of_place.simulated = columns != Columns::in_place;
         report.rows.back().in_place.simulated = columns != Columns::out_of_place;
+        if (tty) std::cerr << "\r\033[K" << std::flush;  // the row, not the point's label, stays on a terminal
+        if (table) table->row(report.rows.back());
+        else if (a.format == "csv") print_csv_row(std::cout, report, report.rows.back());
+        std::cout << std::flush;
         if (!a.trace_file.empty() || a.links) last = Last{spec, candidate_of(p, candidates), p.row.out_of_place.time_us * 1e-6};
         if (engine.record_steps)
           timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
@@ -162,9 +174,8 @@ int run_perf(const PerfArgs& a) {
     out << timelines.dump(1) << "\n";
     if (!out) throw Error(a.timeline_file + ": write failed");
   }
-  if (a.format == "json") std::cout << to_json(report).dump(2) << "\n";
-  else if (a.format == "csv") print_csv(std::cout, report);
-  else print_table(std::cout, report);
+  if (table) table->finish();
+  else if (a.format == "json") std::cout << to_json(report).dump(2) << "\n";
   if (last && a.links)  // after a table; on stderr when stdout is machine-readable
     print_links(a.format == "table" ? std::cout : std::cerr, last->spec, topology, model, last->point, last->total_s);
   if (last && !a.trace_file.empty()) {
