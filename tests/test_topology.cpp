@@ -235,7 +235,7 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
         "t.json: links[0].to: unknown device \"gpu9\"");
   fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlonk", "generation": "4"})"), "links[0].kind: unknown \"nvlonk\"");
   fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "9"})"),
-        "links[0].generation: configs/links.json: no nvlink generation \"9\"");
+        "links[0].generation: configs/links.json: no nvlink generation \"9\" (known: 1, 2, 3, 4, 5)");
   fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lanes": 0})"),
         "links[0].lanes: expected an integer >= 1");
   fails(with_link(R"({"from": "a", "to": "a", "kind": "nvlink", "generation": "4"})"), "links[0]: a link joins two different");

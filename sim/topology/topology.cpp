@@ -51,8 +51,14 @@ const nlohmann::json& links_table() {
 const nlohmann::json& generation_entry(LinkKind kind, const std::string& generation) {
   const nlohmann::json& table = links_table();
   const std::string section(to_string(kind));
-  if (!table.contains(section) || !table[section].contains(generation))
-    throw Error("configs/links.json: no " + section + " generation \"" + generation + "\"");
+  if (!table.contains(section) || !table[section].contains(generation)) {
+    std::string known;
+    if (table.contains(section))
+      for (const auto& [name, entry] : table[section].items())
+        if (entry.is_object()) known += (known.empty() ? "" : ", ") + name;
+    throw Error("configs/links.json: no " + section + " generation \"" + generation + "\"" +
+                (known.empty() ? std::string() : " (known: " + known + ")"));
+  }
   return table[section][generation];
 }
 
