@@ -292,15 +292,26 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   } else {
     if (a.logs.empty()) refuse_machine_for_map(cmd);
     std::string overlaid;
-    for (auto& c : read_map(a.map_file))
-      if ((a.all || c.healthy) && (a.all || !a.only.empty() || !c.slow) &&
-          (a.only.empty() || c.log.find(a.only) != std::string::npos)) {
+    std::size_t named = 0, unhealthy = 0;  // entries --only names; of them, the ones flagged unhealthy
+    for (auto& c : read_map(a.map_file)) {
+      if (!a.only.empty() && c.log.find(a.only) == std::string::npos) continue;
+      ++named;
+      if (!a.all && !c.healthy) ++unhealthy;
+      if ((a.all || c.healthy) && (a.all || !a.only.empty() || !c.slow)) {
         overlaid = overlay_given(cmd, a.topology, c.topology);
         const std::string run = overlay_run_choice(cmd, a.algorithm, a.protocol, c);
         if (!run.empty()) overlaid += (overlaid.empty() ? "" : " ") + run;
         cases.push_back(c);
       }
+    }
     if (!overlaid.empty()) std::cout << "# every map entry run with " << overlaid << " from the command line\n";
+    if (cases.empty() && a.logs.empty()) {
+      if (named == 0) throw Error("--only \"" + a.only + "\": no entry of " + a.map_file + " names a log whose path contains it");
+      if (unhealthy == named)
+        throw Error("--only \"" + a.only + "\": the " + std::to_string(named) + " entr" + (named == 1 ? "y" : "ies") + " of " +
+                    a.map_file + " it names " + (named == 1 ? "is" : "are") +
+                    " flagged unhealthy (times no healthy machine gives): pass --all to run " + (named == 1 ? "it" : "them"));
+    }
   }
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));

@@ -238,6 +238,8 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
       cases.push_back(c);
     }
   }
+  if (!a.map_file.empty() && cases.empty() && a.logs.empty() && !a.only.empty())
+    throw Error("--only \"" + a.only + "\": no entry of " + a.map_file + " names a log whose path contains it");
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
