@@ -134,11 +134,6 @@ void print_csv_row(std::ostream& out, const PerfReport& heading, const PerfRow& 
       << "," << row.algorithm << "," << to_string(row.protocol) << "," << row.channels << "," << nums << "\n";
 }
 
-void print_csv(std::ostream& out, const PerfReport& report) {
-  print_csv_header(out);
-  for (const auto& row : report.rows) print_csv_row(out, report, row);
-}
-
 nlohmann::json to_json(const PerfReport& report) {
   nlohmann::json j{{"collective", to_string(report.kind)},
                    {"topology", report.topology},

@@ -72,7 +72,6 @@ class TableWriter {
 void print_table(std::ostream& out, const PerfReport& report);
 void print_csv_header(std::ostream& out);
 void print_csv_row(std::ostream& out, const PerfReport& heading, const PerfRow& row);
-void print_csv(std::ostream& out, const PerfReport& report);
 nlohmann::json to_json(const PerfReport& report);
 
 }  // namespace ccsim
