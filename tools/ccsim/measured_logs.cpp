@@ -242,15 +242,20 @@ int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
 }
 
 // The preset of an Azure ND VM size as a summary table of Azure's AI benchmarking guide names it
-// ("ND H100 V5"): 8 SXM GPUs on an HGX board, one InfiniBand NIC per GPU (Azure's VM size pages:
-// ND A100 v4 and NDm A100 v4 8 A100 with 8 HDR 200G, ND H100 v5 8 H100 with 8 NDR 400G, ND H200 v5
-// 8 H200 with 8 NDR 400G). Empty for anything else.
+// ("ND H100 V5"), or by its size name ("Standard_ND96isr_H100_v5"): 8 SXM GPUs on an HGX board,
+// one InfiniBand NIC per GPU (Azure's VM size pages: ND A100 v4 (Standard_ND96asr_v4) and NDm A100
+// v4 (Standard_ND96amsr_A100_v4) 8 A100 with 8 HDR 200G, ND H100 v5 (Standard_ND96isr_H100_v5) 8
+// H100 with 8 NDR 400G, ND H200 v5 (Standard_ND96isr_H200_v5) 8 H200 with 8 NDR 400G). Empty for
+// anything else.
 std::string azure_vm_preset(const std::string& system) {
   std::string key;
   for (const char ch : system)
     if (std::isalnum(static_cast<unsigned char>(ch))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (key.rfind("standard", 0) == 0) key.erase(0, 8);
   static const std::map<std::string, std::string> presets = {
-      {"nda100v4", "dgx-a100"}, {"ndma100v4", "dgx-a100"}, {"ndh100v5", "dgx-h100"}, {"ndh200v5", "dgx-h200"}};
+      {"nda100v4", "dgx-a100"},       {"ndma100v4", "dgx-a100"},      {"ndh100v5", "dgx-h100"},
+      {"ndh200v5", "dgx-h200"},       {"nd96asrv4", "dgx-a100"},      {"nd96amsra100v4", "dgx-a100"},
+      {"nd96isrh100v5", "dgx-h100"},  {"nd96isrh200v5", "dgx-h200"}};
   const auto it = presets.find(key);
   return it == presets.end() ? "" : it->second;
 }
