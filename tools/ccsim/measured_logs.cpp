@@ -285,7 +285,8 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
                 "), which no preset describes (PCIe cards come in many layouts)" + name_it +
                 "; the generic one of its era is `--topo pcie-gen" + std::to_string(gen) + "-8gpu" +
                 (per_host > 0 && per_host < 8 ? " --gpus-per-node " + std::to_string(per_host) : std::string()) +
-                "`, with `--no-pcie-p2p` where the GPUs cannot reach each other's memory (stock GeForce drivers)");
+                "`, with `--no-pcie-p2p` where the GPUs cannot reach each other's memory (stock GeForce drivers)" +
+                (gpu->sm == 75 && per_host == 2 ? "; two TU102 cards on an NVLink bridge: `--topo ws-2gpu-turing-nvbridge`" : ""));
   }
   TopologyArgs m = given;
   m.name = gpu->preset;
