@@ -1,8 +1,11 @@
 // Runs each simulation in a forked child: SimGrid allows one engine per process, and a child that
 // crashes cannot take the caller down with it.
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -86,9 +89,14 @@ SimulationResult simulate(const Schedule& schedule, const topo::Topology& topolo
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(std::string("cannot fork the simulation: ") + std::strerror(errno));
   if (pid == 0) {
+    // A simulation does not outlive its caller: one stopped by a signal or a timeout (a thousand
+    // GPUs can take minutes and gigabytes) takes its child along instead of leaving it running.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the caller ended before the line above
     ::close(fds[0]);
     std::string message;
     char status = 'E';

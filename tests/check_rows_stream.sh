@@ -2,13 +2,16 @@
 # check_rows_stream.sh CCSIM FORMAT: `ccsim perf` writes each size's row (table or CSV) as that size
 # ends, as nccl-tests does, not the whole table at exit: with its output in a file, the first row of
 # a two-size sweep is there while the second size, far larger, is still being simulated. The run is
-# stopped once the row shows, so the large point costs nothing.
+# stopped once the row shows, so the large point costs nothing, and its simulation process must stop
+# with it.
 set -uo pipefail
 ccsim=$1
 format=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$ccsim" perf all_reduce --nodes 16 -b 64M -e 64G -f 1024 -c 0 --format "$format" >"$out" 2>/dev/null &
+# Each format its own sweep, so that the two tests, run at once, can tell their processes apart.
+if [ "$format" = csv ]; then sweep=(-b 64M -e 32G -f 512); else sweep=(-b 64M -e 64G -f 1024); fi
+"$ccsim" perf all_reduce --nodes 16 "${sweep[@]}" -c 0 --format "$format" >"$out" 2>/dev/null &
 pid=$!
 row='^ *67108864 |^all_reduce,dgx-h100 x16,128,67108864,'
 for _ in $(seq 1 1200); do  # up to 2 minutes for the first point on a slow machine
@@ -18,6 +21,27 @@ for _ in $(seq 1 1200); do  # up to 2 minutes for the first point on a slow mach
 done
 running=no
 kill -0 "$pid" 2>/dev/null && running=yes
+# The large point is simulated in a child process of ccsim's (sim/simulate.cpp); wait until it is
+# there (ccsim first plans the point), so that stopping ccsim shows whether the child stops too.
+children() {  # the processes whose parent is $pid, from /proc (a bare Debian has no procps)
+  local f stat kids=""
+  for f in /proc/[0-9]*/stat; do
+    stat=$(cat "$f" 2>/dev/null) || continue
+    stat=${stat##*) }  # past "pid (comm) ": state, then the parent's pid
+    read -r _ ppid _ <<<"$stat"
+    [ "$ppid" = "$pid" ] && kids+=" $(basename "$(dirname "$f")")"
+  done
+  echo "$kids"
+}
+child=""
+if [ "$running" = yes ]; then
+  for _ in $(seq 1 300); do  # up to 30 s
+    child=$(children)
+    [ -n "$child" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+fi
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 if ! grep -Eq "$row" "$out"; then
@@ -29,8 +53,26 @@ if [ "$running" != yes ]; then
   echo "FAIL: the 64 MiB row showed only after the run ended (the 64 GiB point should still be running)"
   exit 1
 fi
+# Stopping ccsim must stop the simulation it had running, not leave it to finish alone.
+if [ -n "$child" ]; then
+  for _ in $(seq 1 10); do  # a second: the kernel ends a child whose parent died at once
+    alive=""
+    for c in $child; do  # a zombie (state Z) has ended: only its reaping is left
+      stat=$(cat "/proc/$c/stat" 2>/dev/null) || continue
+      stat=${stat##*) }
+      [ "${stat%% *}" != Z ] && alive+=" $c"
+    done
+    [ -z "$alive" ] && break
+    sleep 0.1
+  done
+  if [ -n "$alive" ]; then
+    echo "FAIL: the simulation process (pid$alive) outlived the stopped ccsim"
+    kill -9 $alive 2>/dev/null
+    exit 1
+  fi
+fi
 if grep -q "Avg bus bandwidth" "$out"; then
   echo "FAIL: the table's totals were written before its last row"
   exit 1
 fi
-echo "ok: the 64 MiB row ($format) was written while the 64 GiB point still ran"
+echo "ok: the 64 MiB row ($format) was written while the large point still ran${child:+, and its simulation process (pid$child) stopped with ccsim}"
