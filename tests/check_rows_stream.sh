@@ -50,7 +50,7 @@ if ! grep -Eq "$row" "$out"; then
   exit 1
 fi
 if [ "$running" != yes ]; then
-  echo "FAIL: the 64 MiB row showed only after the run ended (the 64 GiB point should still be running)"
+  echo "FAIL: the 64 MiB row showed only after the run ended (the large point should still be running)"
   exit 1
 fi
 # Stopping ccsim must stop the simulation it had running, not leave it to finish alone.
