@@ -306,7 +306,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
     }
     if (!overlaid.empty()) std::cout << "# every map entry run with " << overlaid << " from the command line\n";
     if (cases.empty() && a.logs.empty()) {
-      if (named == 0) throw Error("--only \"" + a.only + "\": no entry of " + a.map_file + " names a log whose path contains it");
+      if (named == 0) throw only_names_nothing(a.only, a.map_file);
       if (unhealthy == named)
         throw Error("--only \"" + a.only + "\": the " + std::to_string(named) + " entr" + (named == 1 ? "y" : "ies") + " of " +
                     a.map_file + " it names " + (named == 1 ? "is" : "are") +

@@ -239,7 +239,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     }
   }
   if (!a.map_file.empty() && cases.empty() && a.logs.empty() && !a.only.empty())
-    throw Error("--only \"" + a.only + "\": no entry of " + a.map_file + " names a log whose path contains it");
+    throw only_names_nothing(a.only, a.map_file);
   for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");

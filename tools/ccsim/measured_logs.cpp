@@ -32,6 +32,10 @@ std::filesystem::path resolve_relative(const std::filesystem::path& base_file, c
 
 }  // namespace
 
+Error only_names_nothing(const std::string& only, const std::string& file) {
+  return Error("--only \"" + only + "\": no entry of " + file + " names a log whose path contains it");
+}
+
 std::vector<LogCase> read_map(const std::string& file) {
   const nlohmann::json j = read_json_file(file);
   auto path = [](const std::string& where, const std::string& key) { return where.empty() ? key : where + "." + key; };

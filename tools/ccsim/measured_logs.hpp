@@ -7,6 +7,7 @@
 
 #include "ccsim/planner.hpp"
 #include "ccsim/topology_args.hpp"
+#include "sim/error.hpp"
 #include "sim/model.hpp"
 #include "sim/nccl_log.hpp"
 #include "sim/nccl_tuning.hpp"
@@ -63,6 +64,8 @@ std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<s
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
+// The error for `--only TEXT` when no entry of the map FILE names a log whose path contains TEXT.
+Error only_names_nothing(const std::string& only, const std::string& file);
 
 struct MeasuredTime {
   double us = 0;
