@@ -91,6 +91,11 @@ struct Rules {
   bool hopper_ll_max = true;      // 2.21+: Hopper's own llMaxBw row (2.18-2.20 read Ampere's)
   double net_nvls_tree_us = 20.9; // NET NVLSTree Simple: 14 before 2.29
   double blackwell_ring_ll128 = 40.0;  // 2.29: 34.5
+  // NCCL_MAX_NVLS_ARITY (src/include/device.h): the most GPUs of one node an NVLS all_gather or
+  // reduce_scatter spans; with more local ranks NCCL skips NVLS for them (enqueue.cc/tuning's
+  // "func != ncclFuncAllReduce && comm->localRanks > NCCL_MAX_NVLS_ARITY"). 32 from 2.20 on
+  // ("NCCL_VERSION_CODE > 22000"), 8 before; an NVL72 rack's 72 GPUs exceed either.
+  int max_nvls_arity = 32;
 };
 
 Rules release_rules(int release) {
@@ -105,6 +110,7 @@ Rules release_rules(int release) {
   r.hopper_ll_max = release >= 21;
   if (release < 29) r.net_nvls_tree_us = 14;
   if (release == 29) r.blackwell_ring_ll128 = 34.5;
+  if (release < 20) r.max_nvls_arity = 8;
   return r;
 }
 
@@ -187,6 +193,7 @@ bool serves(const Comm& c, Algo a, Protocol p) {
       if (!s.nvls || (s.nodes > 1 && !s.collnet)) return false;
       if (f != Func::all_reduce && !is_block(f)) return false;
       if (s.nodes > 1 && f != Func::all_reduce) return false;
+      if (f != Func::all_reduce && c.ppn > c.rules.max_nvls_arity) return false;
       break;
     case Algo::nvls_tree:
       if (!s.nvls || s.nodes == 1 || f != Func::all_reduce) return false;

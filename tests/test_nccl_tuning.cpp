@@ -342,6 +342,28 @@ TEST_CASE("NCCL tuning: which algorithm serves which collective (§1.1)") {
   CHECK_THROWS_AS(choose(nothing, Func::broadcast, 1 * MiB), Error);
 }
 
+TEST_CASE("NCCL tuning: NVLS all_gather and reduce_scatter span at most NCCL_MAX_NVLS_ARITY GPUs of a node") {
+  // One NVL72 rack (72 GPUs in one NVLink domain): NCCL runs NVLS for all_reduce there, but not
+  // for all_gather or reduce_scatter, whose multicast group would exceed 32 local ranks.
+  System rack = h100_node(true);
+  rack.arch = Arch::blackwell;
+  rack.ranks = 72;
+  for (Func f : {Func::all_gather, Func::reduce_scatter}) {
+    CHECK(at(rack, f, 1 * GiB, Algo::nvls, Protocol::simple).time_us < 0);
+    CHECK(choose(rack, f, 1 * GiB).algo == Algo::ring);
+  }
+  CHECK(at(rack, Func::all_reduce, 1 * GiB, Algo::nvls, Protocol::simple).time_us > 0);
+  // 32 local ranks are allowed from 2.20 on; before, the limit was 8 (an 8-GPU HGX board fits both).
+  System thirty_two = rack;
+  thirty_two.ranks = 32;
+  CHECK(at(thirty_two, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).time_us > 0);
+  thirty_two.release = 19;
+  CHECK(at(thirty_two, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).time_us < 0);
+  System eight = h100_node(true);
+  eight.release = 19;
+  CHECK(at(eight, Func::all_gather, 1 * GiB, Algo::nvls, Protocol::simple).time_us > 0);
+}
+
 TEST_CASE("NCCL tuning: PAT and CollNet formulas") {
   // Four nodes of one GPU: PAT uses the tree graph, busBw x0.75, no AG/RS conversion.
   System s;
