@@ -450,6 +450,10 @@ System for_call(const System& system, const CollectiveSpec& spec) {
   System s = system;
   s.nvls = s.nvls && nvls_supported(spec);
   s.collnet = s.collnet && collnet_supported(spec);
+  // PAT has no reduce_scatter kernel that scales: NCCL skips it for avg, whose device op is a
+  // PreMulSum (floats) or a SumPostDiv (integers) (enqueue.cc: "Tree reduceScatter doesn't
+  // support scaling yet").
+  if (spec.kind == CollectiveKind::reduce_scatter && spec.op == ReduceOp::avg) s.pat_allowed = false;
   return s;
 }
 

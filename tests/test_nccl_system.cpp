@@ -70,6 +70,17 @@ TEST_CASE("NCCL's choice on one H100 node: LL ring for tiny messages, NVLS for l
   nccl::System sharp = s;
   sharp.collnet = true;
   CHECK_FALSE(nccl::for_call(sharp, spec).collnet);
+  // PAT: NCCL has no reduce_scatter kernel for it that scales, so avg leaves it out there only.
+  nccl::System pat = s;
+  pat.pat_allowed = true;
+  spec.op = ReduceOp::avg;
+  spec.kind = CollectiveKind::reduce_scatter;
+  CHECK_FALSE(nccl::for_call(pat, spec).pat_allowed);
+  spec.op = ReduceOp::sum;
+  CHECK(nccl::for_call(pat, spec).pat_allowed);
+  spec.op = ReduceOp::avg;
+  spec.kind = CollectiveKind::all_gather;
+  CHECK(nccl::for_call(pat, spec).pat_allowed);
 }
 
 TEST_CASE("across nodes the rings leave through the NICs and tree becomes possible") {
