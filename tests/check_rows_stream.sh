@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# check_rows_stream.sh CCSIM FORMAT: `ccsim perf` writes each size's row (table or CSV) as that size
-# ends, as nccl-tests does, not the whole table at exit: with its output in a file, the first row of
-# a two-size sweep is there while the second size, far larger, is still being simulated. The run is
-# stopped once the row shows, so the large point costs nothing, and its simulation process must stop
-# with it.
+# check_rows_stream.sh CCSIM FORMAT [OPTION...]: `ccsim perf` writes each size's row (table or CSV)
+# as that size ends, as nccl-tests does, not the whole table at exit: with its output in a file, the
+# first row of a two-size sweep is there while the second size, far larger, is still being
+# simulated. The run is stopped once the row shows, so the large point costs nothing, and its
+# simulation processes must stop with it. OPTIONs go to ccsim perf (-j 2: both sizes start at once,
+# each in a worker process that forks its own simulations).
 set -uo pipefail
 ccsim=$1
 format=$2
+shift 2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # Each format its own sweep, so that the two tests, run at once, can tell their processes apart.
 if [ "$format" = csv ]; then sweep=(-b 64M -e 32G -f 512); else sweep=(-b 64M -e 64G -f 1024); fi
-"$ccsim" perf all_reduce --nodes 16 "${sweep[@]}" -c 0 --format "$format" >"$out" 2>/dev/null &
+"$ccsim" perf all_reduce --nodes 16 "${sweep[@]}" -c 0 --format "$format" "$@" >"$out" 2>/dev/null &
 pid=$!
 row='^ *67108864 |^all_reduce,dgx-h100 x16,128,67108864,'
 for _ in $(seq 1 1200); do  # up to 2 minutes for the first point on a slow machine
@@ -21,15 +23,29 @@ for _ in $(seq 1 1200); do  # up to 2 minutes for the first point on a slow mach
 done
 running=no
 kill -0 "$pid" 2>/dev/null && running=yes
-# The large point is simulated in a child process of ccsim's (sim/simulate.cpp); wait until it is
-# there (ccsim first plans the point), so that stopping ccsim shows whether the child stops too.
-children() {  # the processes whose parent is $pid, from /proc (a bare Debian has no procps)
-  local f stat kids=""
+# The large point is simulated in a child process of ccsim's (sim/simulate.cpp), or a worker's
+# (-j); wait until one is there (ccsim first plans the point), so that stopping ccsim shows whether
+# they stop too.
+children() {  # the processes that descend from $pid, from /proc (a bare Debian has no procps)
+  local f stat p q ppid kids="" found=1
+  declare -A parent_of
   for f in /proc/[0-9]*/stat; do
     stat=$(cat "$f" 2>/dev/null) || continue
     stat=${stat##*) }  # past "pid (comm) ": state, then the parent's pid
     read -r _ ppid _ <<<"$stat"
-    [ "$ppid" = "$pid" ] && kids+=" $(basename "$(dirname "$f")")"
+    parent_of[$(basename "$(dirname "$f")")]=$ppid
+  done
+  local tree=" $pid "
+  while [ "$found" = 1 ]; do
+    found=0
+    for p in "${!parent_of[@]}"; do
+      q=${parent_of[$p]}
+      if [[ "$tree" == *" $q "* && "$tree" != *" $p "* ]]; then
+        tree+="$p "
+        kids+=" $p"
+        found=1
+      fi
+    done
   done
   echo "$kids"
 }
@@ -66,7 +82,7 @@ if [ -n "$child" ]; then
     sleep 0.1
   done
   if [ -n "$alive" ]; then
-    echo "FAIL: the simulation process (pid$alive) outlived the stopped ccsim"
+    echo "FAIL: the simulation or worker process (pid$alive) outlived the stopped ccsim"
     kill -9 $alive 2>/dev/null
     exit 1
   fi
@@ -75,4 +91,4 @@ if grep -q "Avg bus bandwidth" "$out"; then
   echo "FAIL: the table's totals were written before its last row"
   exit 1
 fi
-echo "ok: the 64 MiB row ($format) was written while the large point still ran${child:+, and its simulation process (pid$child) stopped with ccsim}"
+echo "ok: the 64 MiB row ($format${*:+, $*}) was written while the large point still ran${child:+, and the processes under ccsim (pid$child) stopped with it}"

@@ -7,4 +7,9 @@ cd "$(dirname "$0")/.."
 tools/setup-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target ccsim
-exec build/tools/ccsim run scenarios/ring-vs-tree-dgx-h100.json --out results/ring-vs-tree-dgx-h100 --plot "$@"
+# One point per core at once (ccsim run --jobs), unless the arguments say how many.
+jobs=(--jobs "$(nproc)")
+for arg in "$@"; do
+  case "$arg" in -j*|--jobs*) jobs=() ;; esac
+done
+exec build/tools/ccsim run scenarios/ring-vs-tree-dgx-h100.json --out results/ring-vs-tree-dgx-h100 --plot "${jobs[@]}" "$@"

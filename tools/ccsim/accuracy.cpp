@@ -5,8 +5,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "ccsim/commands.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
+#include "ccsim/parallel.hpp"
 #include "ccsim/planner.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/error.hpp"
@@ -44,6 +47,7 @@ struct AccuracyArgs {
   std::string json_file;
   std::string calibrated;  // a model from `ccsim calibrate`: also score it, before vs after
   std::vector<std::string> nccl_env;  // --nccl-env: channel settings for every log, over what it says
+  int jobs = 1;  // rows simulated at once, each in a worker process
 };
 
 struct RowResult {
@@ -116,11 +120,24 @@ std::string stats_text(const Stats& s) {
   return buf;
 }
 
-LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
-  const PreparedLog prepared = prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size));
+// A log ready for its rows to be simulated: its machine, model and planner, and the result's
+// header. Held by pointer: the planner refers to the topology and model beside it.
+struct CaseRun {
+  CaseRun(const LogCase& c, const AccuracyArgs& a)
+      : prepared(prepare_log(c, a.column, parse_bytes(a.min_size), parse_bytes(a.max_size))),
+        model(Model::named(a.model_file.empty() ? default_model_name(prepared) : a.model_file)) {}
+  PreparedLog prepared;
+  Model model;
+  std::optional<Planner> planner;
+  LogResult out;
+};
+
+std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
+  auto run = std::make_unique<CaseRun>(c, a);
+  const PreparedLog& prepared = run->prepared;
   const topo::Topology& topology = prepared.topology;
   const int ranks = prepared.ranks;
-  const Model model = Model::named(a.model_file.empty() ? default_model_name(prepared) : a.model_file);
+  const Model& model = run->model;
   Selection selection;
   selection.mode = a.select;
   selection.algorithm = prepared.c.algorithm;
@@ -129,9 +146,9 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   selection.iters = prepared.iters;
   selection.nccl_release = nccl_release(prepared);
   selection.nccl_env_settings = prepared.nccl_env_settings;
-  const Planner planner(topology, model, ranks, selection);
+  run->planner.emplace(topology, model, ranks, selection);
 
-  LogResult out;
+  LogResult& out = run->out;
   out.c = prepared.c;
   out.collective = std::string(to_string(*prepared.log.collective));
   out.ranks = ranks;
@@ -168,45 +185,85 @@ LogResult run_case(const LogCase& c, const AccuracyArgs& a, bool progress) {
   out.from_report = prepared.from_report;
   out.model = model.name();
   out.nccl_release = selection.nccl_release;
-  std::size_t done = 0;
-  for (const auto& call : prepared.calls) {
-    ++done;
-    const CollectiveSpec& spec = call.spec;
-    if (progress)
-      std::cerr << "\r" << std::filesystem::path(c.log).filename().string() << " [" << done << "/" << prepared.calls.size()
-                << "] " << format_bytes(call.size) << "      " << std::flush;
-    std::vector<PointOptions> candidates = planner.candidates(spec);
-    for (auto& p : candidates) {
-      p.check_limit_bytes = parse_bytes(a.check_limit);
-      p.columns = call.in_place ? Columns::in_place : Columns::out_of_place;
-    }
-    const Point p = measure_best(spec, topology, model, candidates);
-    const PerfResult& simulated = call.in_place ? p.row.in_place : p.row.out_of_place;
-    if (p.row.out_of_place.wrong && *p.row.out_of_place.wrong > 0)
-      throw Error(c.log + ": the simulated schedule computes wrong data at " + format_bytes(call.size) + " (" +
-                  p.row.algorithm + ")");
-    RowResult r;
-    r.size = call.size;
-    r.measured_us = call.measured_us;
-    r.simulated_us = simulated.time_us;
-    const double factor = bus_bandwidth_factor(spec.kind, ranks);
-    r.measured_busbw = static_cast<double>(r.size) / (r.measured_us * 1e3) * factor;
-    r.simulated_busbw = simulated.busbw_gbps;
-    r.error = r.measured_us / r.simulated_us - 1;
-    r.algorithm = p.row.algorithm;
-    r.host_bound = p.row.host_bound;
-    r.protocol = std::string(to_string(p.row.protocol));
-    r.channels = p.row.channels;
-    r.type = std::string(to_string(spec.type));
-    r.op = is_reduction(spec.kind) ? std::string(to_string(spec.op)) : "none";
-    if (a.baseline == "nccl-model") {
-      r.nccl_us = planner.nccl_estimate_us(spec);
-      if (r.nccl_us) r.nccl_error = r.measured_us / *r.nccl_us - 1;
-    }
-    out.rows.push_back(r);
+  return run;
+}
+
+// The candidates a row of the log may run (its call, its column).
+std::vector<PointOptions> row_candidates(const CaseRun& run, const MeasuredCall& call, const AccuracyArgs& a) {
+  std::vector<PointOptions> candidates = run.planner->candidates(call.spec);
+  for (auto& p : candidates) {
+    p.check_limit_bytes = parse_bytes(a.check_limit);
+    p.columns = call.in_place ? Columns::in_place : Columns::out_of_place;
   }
-  if (progress) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
-  return out;
+  return candidates;
+}
+
+RowResult row_result(const CaseRun& run, const MeasuredCall& call, const Point& p, const AccuracyArgs& a) {
+  const CollectiveSpec& spec = call.spec;
+  const PerfResult& simulated = call.in_place ? p.row.in_place : p.row.out_of_place;
+  if (p.row.out_of_place.wrong && *p.row.out_of_place.wrong > 0)
+    throw Error(run.prepared.c.log + ": the simulated schedule computes wrong data at " + format_bytes(call.size) + " (" +
+                p.row.algorithm + ")");
+  RowResult r;
+  r.size = call.size;
+  r.measured_us = call.measured_us;
+  r.simulated_us = simulated.time_us;
+  const double factor = bus_bandwidth_factor(spec.kind, run.prepared.ranks);
+  r.measured_busbw = static_cast<double>(r.size) / (r.measured_us * 1e3) * factor;
+  r.simulated_busbw = simulated.busbw_gbps;
+  r.error = r.measured_us / r.simulated_us - 1;
+  r.algorithm = p.row.algorithm;
+  r.host_bound = p.row.host_bound;
+  r.protocol = std::string(to_string(p.row.protocol));
+  r.channels = p.row.channels;
+  r.type = std::string(to_string(spec.type));
+  r.op = is_reduction(spec.kind) ? std::string(to_string(spec.op)) : "none";
+  if (a.baseline == "nccl-model") {
+    r.nccl_us = run.planner->nccl_estimate_us(spec);
+    if (r.nccl_us) r.nccl_error = r.measured_us / *r.nccl_us - 1;
+  }
+  return r;
+}
+
+// Simulates every row of every case, up to `a.jobs` at once (rows of different logs too), and
+// hands each log's result to `on_log` in the cases' order, as soon as its rows are all done.
+void run_cases(const std::vector<LogCase>& cases, const AccuracyArgs& a, bool progress,
+               const std::function<void(const LogResult&)>& on_log) {
+  std::vector<std::unique_ptr<CaseRun>> runs;
+  for (const auto& c : cases) runs.push_back(prepare_case(c, a));
+  std::vector<std::pair<std::size_t, std::size_t>> rows;  // (case, call)
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t k = 0; k < runs[i]->prepared.calls.size(); ++k) rows.emplace_back(i, k);
+  std::size_t next_log = 0;
+  auto flush_logs = [&] {  // every log whose rows are all in, in order
+    while (next_log < runs.size() && runs[next_log]->out.rows.size() == runs[next_log]->prepared.calls.size()) {
+      if (progress) std::cerr << "\r\033[K" << std::flush;
+      on_log(runs[next_log]->out);
+      runs[next_log++].reset();
+    }
+  };
+  flush_logs();
+  auto compute = [&](std::size_t i) {
+    const auto [c, k] = rows[i];
+    const CaseRun& run = *runs[c];
+    const MeasuredCall& call = run.prepared.calls[k];
+    if (progress && a.jobs <= 1)
+      std::cerr << "\r" << std::filesystem::path(run.prepared.c.log).filename().string() << " [" << k + 1 << "/"
+                << run.prepared.calls.size() << "] " << format_bytes(call.size) << "      " << std::flush;
+    return point_to_json(measure_best(call.spec, run.prepared.topology, run.model, row_candidates(run, call, a)), false);
+  };
+  auto emit = [&](std::size_t i, const nlohmann::json& j) {
+    const auto [c, k] = rows[i];
+    CaseRun& run = *runs[c];
+    const MeasuredCall& call = run.prepared.calls[k];
+    run.out.rows.push_back(row_result(run, call, point_from_json(j, call.spec), a));
+    flush_logs();
+  };
+  auto ended = [&](std::size_t done, std::size_t running) {
+    if (progress && a.jobs > 1)
+      std::cerr << "\r\033[K[" << done << "/" << rows.size() << "] rows simulated, " << running << " running" << std::flush;
+  };
+  for_each_ordered(rows.size(), a.jobs, compute, emit, ended);
 }
 
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
@@ -328,8 +385,9 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   std::map<std::string, std::set<std::string>> algorithm_logs;
   nlohmann::json json = nlohmann::json::array();
   std::vector<Tally> per_log;  // the "before" of --calibrated
-  for (const auto& c : cases) {
-    const LogResult r = run_case(c, a, progress);
+  std::size_t log_index = 0;
+  run_cases(cases, a, progress, [&](const LogResult& r) {
+    const LogCase& c = cases[log_index++];
     print_log(std::cout, r, a);
     Tally& t = per_log.emplace_back();
     for (const auto& x : r.rows) {
@@ -372,7 +430,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
                     {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"rows", rows}});
-  }
+  });
   if (cases.size() > 1) {
     for (const auto& [name, t] : by_class) std::cout << "class \"" << name << "\": " << t.text(baseline) << "\n";
     for (const auto& [name, t] : by_class_large)
@@ -391,15 +449,17 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
     after.model_file = a.calibrated;
     Tally total;
     std::cout << "\n# after calibration (--model " << a.calibrated << "): before -> after\n";
-    for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::size_t i = 0;
+    run_cases(cases, after, progress, [&](const LogResult& r) {
       Tally ta;
-      for (const auto& x : run_case(cases[i], after, progress).rows) {
+      for (const auto& x : r.rows) {
         ta.add(x);
         total.add(x);
       }
       std::cout << std::filesystem::path(cases[i].log).filename().string() << ": " << stats_text(stats(per_log[i].sim))
                 << "  ->  " << stats_text(stats(ta.sim)) << "\n";
-    }
+      ++i;
+    });
     std::cout << "overall before: " << stats_text(stats(overall.sim)) << "\noverall after:  " << stats_text(stats(total.sim))
               << "\n";
   }
@@ -448,6 +508,11 @@ Runner add_accuracy(CLI::App& app) {
                 "Also summarise the rows per algorithm/protocol run, over all sizes and per size decade, with "
                 "how many logs each holds rows of: where one mechanism errs the same way across systems");
   cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "Rows simulated at once (of one log or several), each in a process of its own; logs still print "
+                  "in order, each once its rows are done")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--calibrated", args->calibrated,
                   "A model from `ccsim calibrate`: also print each log's error under it (before -> after)");
   return [args, cmd] { return run_accuracy(*args, *cmd); };

@@ -155,6 +155,61 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   return p;
 }
 
+namespace {
+
+nlohmann::json result_json(const PerfResult& r) {
+  nlohmann::json j{{"time_us", r.time_us}, {"algbw", r.algbw_gbps}, {"busbw", r.busbw_gbps}, {"simulated", r.simulated}};
+  if (r.wrong) j["wrong"] = *r.wrong;
+  return j;
+}
+
+PerfResult result_from(const nlohmann::json& j) {
+  PerfResult r;
+  r.time_us = j.at("time_us").get<double>();
+  r.algbw_gbps = j.at("algbw").get<double>();
+  r.busbw_gbps = j.at("busbw").get<double>();
+  r.simulated = j.at("simulated").get<bool>();
+  if (j.contains("wrong")) r.wrong = j["wrong"].get<std::uint64_t>();
+  return r;
+}
+
+}  // namespace
+
+nlohmann::json point_to_json(const Point& p, bool with_timeline) {
+  nlohmann::json j{{"algorithm", p.row.algorithm},
+                   {"protocol", static_cast<int>(p.row.protocol)},
+                   {"channels", p.row.channels},
+                   {"messages", p.row.messages},
+                   {"host_bound", p.row.host_bound},
+                   {"out_of_place", result_json(p.row.out_of_place)},
+                   {"in_place", result_json(p.row.in_place)},
+                   {"wall_s", p.simulation.wall_s},
+                   {"peak_rss_bytes", p.simulation.peak_rss_bytes},
+                   {"compile_s", p.compile_s},
+                   {"extrapolated", p.extrapolated}};
+  if (with_timeline) j["timeline"] = p.simulation.timeline;
+  return j;
+}
+
+Point point_from_json(const nlohmann::json& j, const CollectiveSpec& spec) {
+  Point p;
+  p.row.spec = spec;
+  p.row.algorithm = j.at("algorithm").get<std::string>();
+  p.row.protocol = static_cast<Protocol>(j.at("protocol").get<int>());
+  p.row.channels = j.at("channels").get<int>();
+  p.row.messages = j.at("messages").get<std::uint64_t>();
+  p.row.host_bound = j.at("host_bound").get<bool>();
+  p.row.out_of_place = result_from(j.at("out_of_place"));
+  p.row.in_place = result_from(j.at("in_place"));
+  p.simulation.wall_s = j.at("wall_s").get<double>();
+  p.simulation.peak_rss_bytes = j.at("peak_rss_bytes").get<std::uint64_t>();
+  p.compile_s = j.at("compile_s").get<double>();
+  p.extrapolated = j.at("extrapolated").get<bool>();
+  if (j.contains("timeline")) p.simulation.timeline = j["timeline"].get<Timeline>();
+  p.simulation.timeline.messages = p.row.messages;
+  return p;
+}
+
 std::function<void(double)> steps_progress_line(const std::string& point) {
   return [&point](double share) {
     std::cerr << "\r\033[K" << point << ": " << static_cast<int>(100 * share) << "% of the steps simulated" << std::flush;

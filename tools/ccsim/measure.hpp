@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/algorithms/registry.hpp"
 #include "sim/engine.hpp"
 #include "sim/report.hpp"
@@ -53,6 +55,11 @@ struct Point {
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
               const PointOptions& options, const EngineOptions& engine = {});
+
+// A point as a worker process sends it back (for_each_ordered, --jobs): everything but its spec,
+// which the caller has, and the simulation's timeline only `with_timeline` (perf --timeline).
+nlohmann::json point_to_json(const Point& point, bool with_timeline);
+Point point_from_json(const nlohmann::json& j, const CollectiveSpec& spec);
 
 // EngineOptions::progress for a terminal: rewrites the line with `point` (read when the call
 // comes, so the point being simulated) and the share of its steps simulated so far.

@@ -10,6 +10,7 @@
 #include "ccsim/commands.hpp"
 #include "ccsim/inspect.hpp"
 #include "ccsim/measure.hpp"
+#include "ccsim/parallel.hpp"
 #include "ccsim/planner.hpp"
 #include "ccsim/sizes.hpp"
 #include "ccsim/topology_args.hpp"
@@ -48,6 +49,7 @@ struct PerfArgs {
   std::string trace_file;
   bool links = false;
   std::string column = "both";  // the table's columns to simulate: both, out-of-place or in-place
+  int jobs = 1;                 // points simulated at once, each in a worker process
 };
 
 int run_perf(const PerfArgs& a) {
@@ -110,11 +112,11 @@ int run_perf(const PerfArgs& a) {
   const bool tty = ::isatty(STDERR_FILENO);
   const std::size_t total = sizes.size() * types.size() * ops.size();
   const bool progress = tty && total > 4;
-  std::size_t done = 0;
   // A point that takes long (a thousand GPUs) says how far its simulation is, from the process
-  // that runs it: the label is the point's as it was when that process started.
+  // that runs it: the label is the point's as it was when that process started. Points run side
+  // by side (--jobs) say instead how many of them have ended.
   std::string point;
-  if (tty) engine.progress = steps_progress_line(point);
+  if (tty && a.jobs <= 1) engine.progress = steps_progress_line(point);
   std::size_t skipped_small = 0;
   struct Last {  // the last (largest) point, for --trace and --links
     CollectiveSpec spec;
@@ -122,6 +124,39 @@ int run_perf(const PerfArgs& a) {
     double total_s = 0;
   };
   std::optional<Last> last;
+  struct Item {
+    CollectiveSpec spec;
+    Bytes size = 0;
+    std::string label;
+    std::vector<PointOptions> candidates;
+  };
+  std::vector<Item> items;
+  for (auto t : types)
+    for (auto op : ops)
+      for (Bytes s : sizes) {
+        Item item;
+        item.spec.kind = kind;
+        item.spec.type = t;
+        item.spec.op = op;
+        item.spec.root = a.root;
+        item.spec.nranks = nranks;
+        item.spec.count = count_for_size(kind, t, s, nranks);  // the printed size follows the rounded count
+        if (item.spec.count == 0) {
+          ++skipped_small;
+          continue;
+        }
+        item.size = s;
+        item.candidates = planner.candidates(item.spec);
+        for (auto& c : item.candidates) {
+          c.check = check;
+          c.check_limit_bytes = check_limit;
+          c.columns = columns;
+        }
+        items.push_back(std::move(item));
+      }
+  for (std::size_t i = 0; i < items.size(); ++i)
+    items[i].label = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + format_bytes(items[i].size) + " " +
+                     std::string(to_string(items[i].spec.type));
   // The table and CSV go out a row at a time, as nccl-tests prints its rows: a sweep of a thousand
   // GPUs shows each size as it ends, through a pipe or a file too, and a run stopped early keeps
   // them. JSON is one document, written at the end.
@@ -129,41 +164,31 @@ int run_perf(const PerfArgs& a) {
   if (a.format == "table") table.emplace(std::cout, report, columns != Columns::in_place, columns != Columns::out_of_place);
   else if (a.format == "csv") print_csv_header(std::cout);
   std::cout << std::flush;
-  for (auto t : types)
-    for (auto op : ops)
-      for (Bytes s : sizes) {
-        CollectiveSpec spec;
-        spec.kind = kind;
-        spec.type = t;
-        spec.op = op;
-        spec.root = a.root;
-        spec.nranks = nranks;
-        spec.count = count_for_size(kind, t, s, nranks);  // the printed size follows the rounded count
-        if (spec.count == 0) {
-          ++skipped_small;
-          continue;
-        }
-        point = "[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + format_bytes(s) + " " + std::string(to_string(t));
-        if (progress) std::cerr << "\r\033[K" << point << std::flush;
-        std::vector<PointOptions> candidates = planner.candidates(spec);
-        for (auto& c : candidates) {
-          c.check = check;
-          c.check_limit_bytes = check_limit;
-          c.columns = columns;
-        }
-        const Point p = measure_best(spec, topology, model, candidates, engine);
-        report.rows.push_back(p.row);
-        report.rows.back().out_of_place.simulated = columns != Columns::in_place;
-        report.rows.back().in_place.simulated = columns != Columns::out_of_place;
-        if (tty) std::cerr << "\r\033[K" << std::flush;  // the row, not the point's label, stays on a terminal
-        if (table) table->row(report.rows.back());
-        else if (a.format == "csv") print_csv_row(std::cout, report, report.rows.back());
-        std::cout << std::flush;
-        if (!a.trace_file.empty() || a.links) last = Last{spec, candidate_of(p, candidates), p.row.out_of_place.time_us * 1e-6};
-        if (engine.record_steps)
-          timelines.push_back({{"size_bytes", s}, {"type", to_string(t)}, {"op", to_string(op)},
-                               {"timeline", p.simulation.timeline}});
-      }
+  auto compute = [&](std::size_t i) {
+    point = items[i].label;
+    if (progress && a.jobs <= 1) std::cerr << "\r\033[K" << point << std::flush;
+    return point_to_json(measure_best(items[i].spec, topology, model, items[i].candidates, engine), engine.record_steps);
+  };
+  auto ended = [&](std::size_t k, std::size_t running) {
+    if (progress && a.jobs > 1)
+      std::cerr << "\r\033[K[" << k << "/" << items.size() << "] points simulated, " << running << " running" << std::flush;
+  };
+  auto emit = [&](std::size_t i, const nlohmann::json& j) {
+    const Point p = point_from_json(j, items[i].spec);
+    report.rows.push_back(p.row);
+    report.rows.back().out_of_place.simulated = columns != Columns::in_place;
+    report.rows.back().in_place.simulated = columns != Columns::out_of_place;
+    if (tty) std::cerr << "\r\033[K" << std::flush;  // the row, not the point's label, stays on a terminal
+    if (table) table->row(report.rows.back());
+    else if (a.format == "csv") print_csv_row(std::cout, report, report.rows.back());
+    std::cout << std::flush;
+    if (!a.trace_file.empty() || a.links)
+      last = Last{items[i].spec, candidate_of(p, items[i].candidates), p.row.out_of_place.time_us * 1e-6};
+    if (engine.record_steps)
+      timelines.push_back({{"size_bytes", items[i].size}, {"type", to_string(items[i].spec.type)},
+                           {"op", to_string(items[i].spec.op)}, {"timeline", p.simulation.timeline}});
+  };
+  for_each_ordered(items.size(), a.jobs, compute, emit, ended);
   if (tty) std::cerr << "\r\033[K" << std::flush;
   if (skipped_small > 0)
     std::cerr << "ccsim: note: " << skipped_small << " size(s) below one element per rank skipped\n";
@@ -260,6 +285,11 @@ Runner add_perf(CLI::App& app) {
                   "N/A. Where the two differ (all_gather and alltoall drop a rank's own block in place) one column "
                   "takes half the time")
       ->check(CLI::IsMember({"both", "out-of-place", "in-place"}))
+      ->capture_default_str();
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "Sizes simulated at once, each in a process of its own (rows still print in order); each holds "
+                  "its own schedule, so memory grows with it")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   return [args, cmd] {
     refuse_idle_fabric_options(*cmd, args->topology);

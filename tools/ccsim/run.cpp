@@ -11,6 +11,7 @@
 
 #include "ccsim/commands.hpp"
 #include "ccsim/inspect.hpp"
+#include "ccsim/parallel.hpp"
 #include "ccsim/planner.hpp"
 #include "ccsim/plot.hpp"
 #include "ccsim/run_report.hpp"
@@ -29,6 +30,7 @@ struct RunArgs {
   std::string trace_file;
   std::string trace_size;
   bool links = false;
+  int jobs = 1;  // points simulated at once, each in a worker process
 };
 
 // nccl-tests' conventions, as `perf` applies them: block collectives round the count down to a
@@ -68,7 +70,7 @@ class VariantRunner {
     capacity_ = capacity(system_.topology, system_.model, nranks_);
   }
 
-  VariantResult run(const std::function<void(const std::string&)>& progress, const EngineOptions& engine) {
+  VariantResult run(const std::function<void(const std::string&)>& progress, const EngineOptions& engine, int jobs) {
     VariantResult r;
     r.name = variant_.name;
     r.description = variant_.description;
@@ -79,12 +81,39 @@ class VariantRunner {
     const Sweep& sw = variant_.sweep;
     for (const auto& a : sw.algorithms)
       for (const auto& p : sw.protocols) r.columns.push_back(sw.protocols.size() > 1 ? a + "/" + p : a);
+    std::vector<Slot> slots;
     for (CollectiveKind c : sw.collectives)
       for (std::size_t i = 0; i < r.columns.size(); ++i) {
         const std::string& algorithm = sw.algorithms[i / sw.protocols.size()];
         const std::string& protocol = sw.protocols[i % sw.protocols.size()];
-        run_column(r, c, r.columns[i], algorithm, protocol, progress, engine);
+        plan_column(slots, c, r.columns[i], algorithm, protocol);
       }
+    // The points that run, in the sweep's order; the others (n/a) said why when planned.
+    std::vector<std::size_t> runs;
+    for (std::size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].candidates.empty()) progress(slots[k].label);
+      else runs.push_back(k);
+    auto compute = [&](std::size_t i) -> nlohmann::json {
+      const Slot& slot = slots[runs[i]];
+      if (jobs <= 1) progress(slot.label);
+      try {
+        return point_to_json(measure_best(*slot.spec, system_.topology, system_.model, slot.candidates, engine), false);
+      } catch (const Error& e) {
+        // The algorithm refusing this call (its compile) or the simulation failing (out of memory):
+        // reported as it is.
+        if (std::string(e.what()).starts_with("internal:")) throw;
+        return {{"refused", e.what()}};
+      }
+    };
+    auto emit = [&](std::size_t i, const nlohmann::json& j) {
+      Slot& slot = slots[runs[i]];
+      if (jobs > 1) progress(slot.label);
+      if (j.contains("refused")) slot.point.reason = j["refused"].get<std::string>();
+      else finish(slot, point_from_json(j, *slot.spec));
+    };
+    for_each_ordered(runs.size(), jobs, compute, emit);
+    for (auto& slot : slots)
+      if (slot.planned) r.points.push_back(std::move(slot.point));
     return r;
   }
 
@@ -121,9 +150,17 @@ class VariantRunner {
     return "NCCL 2.30's cost model never picks " + algorithm + " for this call on this machine (name a protocol to run it anyway)";
   }
 
-  void run_column(VariantResult& r, CollectiveKind c, const std::string& column, const std::string& algorithm,
-                  const std::string& protocol, const std::function<void(const std::string&)>& progress,
-                  const EngineOptions& engine) {
+  // One point of the sweep: what it is, what may run it (empty: n/a, the point says why).
+  struct Slot {
+    std::string label;
+    std::optional<CollectiveSpec> spec;
+    std::vector<PointOptions> candidates;
+    RunPoint point;
+    bool planned = false;  // a point of the results (false: below one element per rank, skipped)
+  };
+
+  void plan_column(std::vector<Slot>& slots, CollectiveKind c, const std::string& column, const std::string& algorithm,
+                   const std::string& protocol) {
     const Sweep& sw = variant_.sweep;
     std::optional<Planner> planner;
     std::string planner_error;
@@ -137,59 +174,55 @@ class VariantRunner {
       if (size % element_bytes(sw.type) != 0)
         throw Error("variant \"" + variant_.name + "\": size " + std::to_string(size) + " B is not a multiple of the " +
                     std::to_string(element_bytes(sw.type)) + "-byte " + std::string(to_string(sw.type)) + " element");
-      progress(variant_.name + " " + std::string(to_string(c)) + " " + column + " " + format_bytes(size));
-      const auto spec = spec_for(c, size, sw, nranks_);
-      if (!spec) {
+      Slot& slot = slots.emplace_back();
+      slot.label = variant_.name + " " + std::string(to_string(c)) + " " + column + " " + format_bytes(size);
+      slot.spec = spec_for(c, size, sw, nranks_);
+      if (!slot.spec) {
         ++skipped;
         continue;
       }
-      RunPoint p;
+      slot.planned = true;
+      RunPoint& p = slot.point;
       p.collective = c;
       p.column = column;
       p.size = size;
       // What to run: a refusal here means this machine or NCCL's cost model rules the algorithm out.
-      std::vector<PointOptions> candidates;
       try {
         if (!planner) throw Error(planner_error);
-        candidates = planner->candidates(*spec);
+        slot.candidates = planner->candidates(*slot.spec);
       } catch (const Error& e) {
         auto it = explained.find(e.what());
-        if (it == explained.end()) it = explained.emplace(e.what(), explain(e, algorithm, *spec)).first;
+        if (it == explained.end()) it = explained.emplace(e.what(), explain(e, algorithm, *slot.spec)).first;
         p.reason = it->second;
-        r.points.push_back(p);
         continue;
       }
-      try {
-        for (auto& x : candidates) {
-          x.check = sw.check;
-          x.check_limit_bytes = Bytes{256} << 20;
-          // The report compares out-of-place times; the in-place layout is still data-checked.
-          x.columns = Columns::out_of_place;
-        }
-        const Point m = measure_best(*spec, system_.topology, system_.model, candidates, engine);
-        p.ran = true;
-        p.algorithm = m.row.algorithm;
-        p.protocol = std::string(to_string(m.row.protocol));
-        p.channels = m.row.channels;
-        p.time_us = m.row.out_of_place.time_us;
-        p.algbw_gbps = m.row.out_of_place.algbw_gbps;
-        p.busbw_gbps = m.row.out_of_place.busbw_gbps;
-        if (m.row.out_of_place.wrong.value_or(0) > 0 || m.row.in_place.wrong.value_or(0) > 0)
-          throw Error("internal: " + m.row.algorithm + " computes wrong data at " + format_bytes(size));
-        const Bound b = lower_bound(*spec, capacity_, reduces_in_network(p.algorithm));
-        p.bound_busbw_gbps = perf_result(*spec, b.time_s(), std::nullopt).busbw_gbps;
-        p.efficiency = b.time_s() / (p.time_us * 1e-6);
-        p.limiter = std::string(b.limiter());
-        if (trace_size_ && size == *trace_size_) traced[{c, column}] = {*spec, candidate_of(m, candidates)};
-      } catch (const Error& e) {
-        // The algorithm refusing this call (its compile) or the simulation failing (out of memory):
-        // reported as it is.
-        if (std::string(e.what()).starts_with("internal:")) throw;
-        p.ran = false;
-        p.reason = e.what();
+      for (auto& x : slot.candidates) {
+        x.check = sw.check;
+        x.check_limit_bytes = Bytes{256} << 20;
+        // The report compares out-of-place times; the in-place layout is still data-checked.
+        x.columns = Columns::out_of_place;
       }
-      r.points.push_back(p);
     }
+  }
+
+  // A point that ran: its figures, its bound and, at the traced size, what ran it.
+  void finish(Slot& slot, const Point& m) {
+    RunPoint& p = slot.point;
+    const CollectiveSpec& spec = *slot.spec;
+    if (m.row.out_of_place.wrong.value_or(0) > 0 || m.row.in_place.wrong.value_or(0) > 0)
+      throw Error("internal: " + m.row.algorithm + " computes wrong data at " + format_bytes(p.size));
+    p.ran = true;
+    p.algorithm = m.row.algorithm;
+    p.protocol = std::string(to_string(m.row.protocol));
+    p.channels = m.row.channels;
+    p.time_us = m.row.out_of_place.time_us;
+    p.algbw_gbps = m.row.out_of_place.algbw_gbps;
+    p.busbw_gbps = m.row.out_of_place.busbw_gbps;
+    const Bound b = lower_bound(spec, capacity_, reduces_in_network(p.algorithm));
+    p.bound_busbw_gbps = perf_result(spec, b.time_s(), std::nullopt).busbw_gbps;
+    p.efficiency = b.time_s() / (p.time_us * 1e-6);
+    p.limiter = std::string(b.limiter());
+    if (trace_size_ && p.size == *trace_size_) traced[{p.collective, p.column}] = {spec, candidate_of(m, slot.candidates)};
   }
 
   const Variant& variant_;
@@ -222,7 +255,7 @@ int run_scenario(RunArgs a) {
     if (show_progress) std::cerr << "\r\033[K" << current << std::flush;
   };
   EngineOptions engine;
-  if (tty) engine.progress = steps_progress_line(current);
+  if (tty && a.jobs <= 1) engine.progress = steps_progress_line(current);
 
   RunResult result{scenario.name, scenario.description, scenario.origin, {}};
   // The file's name only: the same output from any checkout (golden tests).
@@ -243,7 +276,7 @@ int run_scenario(RunArgs a) {
       if (!trace_size) std::cerr << "ccsim: note: variant " << v.name << " has no size up to --trace-size " << a.trace_size << "\n";
     }
     VariantRunner runner(v, build_system(scenario, v), trace_size);
-    result.variants.push_back(runner.run(progress, engine));
+    result.variants.push_back(runner.run(progress, engine, a.jobs));
     skipped += runner.skipped;
     VariantResult& vr = result.variants.back();
     // The winner at the traced size, looked at closely: its links and its trace.
@@ -305,6 +338,11 @@ Runner add_run(CLI::App& app) {
   cmd->add_option("--trace-size", args->trace_size,
                   "The size --trace and --links look at: the largest of the sweep not above this (default: the largest)");
   cmd->add_flag("--links", args->links, "Print each variant's busiest links (winner at the --trace-size size): the bottleneck");
+  cmd->add_option("-j,--jobs", args->jobs,
+                  "Points simulated at once, each in a process of its own (tables and results as with one); each "
+                  "holds its own schedule, so memory grows with it")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   return [args] { return run_scenario(*args); };
 }
 

@@ -1,0 +1,22 @@
+#pragma once
+// Points of a sweep simulated side by side (--jobs): each in a worker process of its own, since
+// SimGrid keeps one engine per process and a point already forks its simulations. Results come
+// back in index order, so tables and summaries print as a one-at-a-time run prints them.
+#include <cstddef>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+namespace ccsim::cli {
+
+// Runs compute(i) for every i below n, up to `jobs` at once, and calls emit(i, result) in index
+// order, each as soon as it and every earlier one are done. With jobs <= 1 (or one item) compute
+// runs here, in this process, one item after the other. Otherwise each compute runs in a forked
+// worker whose result (JSON) comes back through a pipe: an Error it throws is thrown again here
+// when its turn to be emitted comes, and the workers still running are stopped. `done(k, running)`
+// is told, after each worker ends, how many have ended and how many are running.
+void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::json(std::size_t)>& compute,
+                      const std::function<void(std::size_t, const nlohmann::json&)>& emit,
+                      const std::function<void(std::size_t, std::size_t)>& done = {});
+
+}  // namespace ccsim::cli
