@@ -229,14 +229,26 @@ RowResult row_result(const CaseRun& run, const MeasuredCall& call, const Point& 
 // hands each log's result to `on_log` in the cases' order, as soon as its rows are all done.
 void run_cases(const std::vector<LogCase>& cases, const AccuracyArgs& a, bool progress,
                const std::function<void(const LogResult&)>& on_log) {
+  // A log that cannot be read or matched to its machine fails in its turn, after the logs before it.
   std::vector<std::unique_ptr<CaseRun>> runs;
-  for (const auto& c : cases) runs.push_back(prepare_case(c, a));
+  std::vector<std::string> refused(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    try {
+      runs.push_back(prepare_case(cases[i], a));
+    } catch (const Error& e) {
+      runs.emplace_back();
+      refused[i] = e.what();
+    }
+  }
   std::vector<std::pair<std::size_t, std::size_t>> rows;  // (case, call)
   for (std::size_t i = 0; i < runs.size(); ++i)
-    for (std::size_t k = 0; k < runs[i]->prepared.calls.size(); ++k) rows.emplace_back(i, k);
+    if (runs[i])
+      for (std::size_t k = 0; k < runs[i]->prepared.calls.size(); ++k) rows.emplace_back(i, k);
   std::size_t next_log = 0;
   auto flush_logs = [&] {  // every log whose rows are all in, in order
-    while (next_log < runs.size() && runs[next_log]->out.rows.size() == runs[next_log]->prepared.calls.size()) {
+    while (next_log < runs.size()) {
+      if (!runs[next_log]) throw Error(refused[next_log]);
+      if (runs[next_log]->out.rows.size() != runs[next_log]->prepared.calls.size()) break;
       if (progress) std::cerr << "\r\033[K" << std::flush;
       on_log(runs[next_log]->out);
       runs[next_log++].reset();

@@ -128,7 +128,17 @@ int run_perf(const PerfArgs& a) {
     CollectiveSpec spec;
     Bytes size = 0;
     std::string label;
-    std::vector<PointOptions> candidates;
+  };
+  // What may run a point, planned where it runs: a size that cannot run fails in its turn, after
+  // the rows before it.
+  auto candidates_for = [&](const CollectiveSpec& spec) {
+    std::vector<PointOptions> candidates = planner.candidates(spec);
+    for (auto& c : candidates) {
+      c.check = check;
+      c.check_limit_bytes = check_limit;
+      c.columns = columns;
+    }
+    return candidates;
   };
   std::vector<Item> items;
   for (auto t : types)
@@ -146,12 +156,6 @@ int run_perf(const PerfArgs& a) {
           continue;
         }
         item.size = s;
-        item.candidates = planner.candidates(item.spec);
-        for (auto& c : item.candidates) {
-          c.check = check;
-          c.check_limit_bytes = check_limit;
-          c.columns = columns;
-        }
         items.push_back(std::move(item));
       }
   for (std::size_t i = 0; i < items.size(); ++i)
@@ -167,7 +171,8 @@ int run_perf(const PerfArgs& a) {
   auto compute = [&](std::size_t i) {
     point = items[i].label;
     if (progress && a.jobs <= 1) std::cerr << "\r\033[K" << point << std::flush;
-    return point_to_json(measure_best(items[i].spec, topology, model, items[i].candidates, engine), engine.record_steps);
+    return point_to_json(measure_best(items[i].spec, topology, model, candidates_for(items[i].spec), engine),
+                         engine.record_steps);
   };
   auto ended = [&](std::size_t k, std::size_t running) {
     if (progress && a.jobs > 1)
@@ -183,7 +188,7 @@ int run_perf(const PerfArgs& a) {
     else if (a.format == "csv") print_csv_row(std::cout, report, report.rows.back());
     std::cout << std::flush;
     if (!a.trace_file.empty() || a.links)
-      last = Last{items[i].spec, candidate_of(p, items[i].candidates), p.row.out_of_place.time_us * 1e-6};
+      last = Last{items[i].spec, candidate_of(p, candidates_for(items[i].spec)), p.row.out_of_place.time_us * 1e-6};
     if (engine.record_steps)
       timelines.push_back({{"size_bytes", items[i].size}, {"type", to_string(items[i].spec.type)},
                            {"op", to_string(items[i].spec.op)}, {"timeline", p.simulation.timeline}});
