@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "sim/fd_io.hpp"
 
 namespace ccsim::cli {
 
@@ -41,16 +42,6 @@ class Workers {
   }
   std::vector<Worker> running;
 };
-
-void write_all(int fd, const char* p, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
 
 Worker start(std::size_t index, const std::function<nlohmann::json(std::size_t)>& compute) {
   int fds[2];
