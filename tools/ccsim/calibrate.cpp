@@ -54,6 +54,7 @@ struct CalibrateArgs {
   int max_iterations = 25;
   double huber = 0.05;
   std::string out_file, json_file;
+  int jobs = 0;  // rows simulated at once (0: one per core)
 };
 
 struct Unknown {
@@ -357,7 +358,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
   options.linear_solver_type = ceres::DENSE_QR;
   options.max_num_iterations = a.max_iterations;
   // Rows are simulated in parallel, one child process each: the fit's time is the simulations'.
-  options.num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.num_threads = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   options.function_tolerance = 1e-5;
   options.parameter_tolerance = 1e-4;
   options.logging_type = ceres::SILENT;
@@ -525,6 +526,11 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");
   cmd->add_option("--json", a->json_file, "Write the fit report as JSON");
+  cmd->add_option("-j,--jobs", a->jobs,
+                  "Rows simulated at once during the fit, each in a process of its own (0: one per core); memory "
+                  "grows with it")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
   return [a, cmd] { return run_calibrate(*a, *cmd); };
 }
 
