@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,10 +70,12 @@ Worker start(std::size_t index, const std::function<nlohmann::json(std::size_t)>
       reply.reserve(packed.size() + 1);
       reply.push_back('O');
       reply.append(packed.begin(), packed.end());
+    } catch (const Error& e) {
+      reply = std::string("E") + e.what();  // the user's error, as one process would give it
     } catch (const std::exception& e) {
-      reply = std::string("E") + e.what();
+      reply = std::string("I") + e.what();  // anything else stays an internal error
     } catch (...) {
-      reply = "Eunknown error";
+      reply = "Iunknown exception";
     }
     write_all(fds[1], reply.data(), reply.size());
     ::close(fds[1]);
@@ -94,10 +98,11 @@ bool read_some(Worker& w) {
   int status = 0;
   while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (w.reply.empty()) {
+  // A worker that did not end normally may have been cut off in the middle of its reply.
+  if (w.reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                                 : "exited with status " + std::to_string(WEXITSTATUS(status));
-    w.reply = "Ethe worker process of point " + std::to_string(w.index + 1) + " " + how + " before reporting (out of memory?)";
+    w.reply = "Ea worker process " + how + " before it had reported (out of memory?)";
   }
   return true;
 }
@@ -119,13 +124,21 @@ void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::jso
   auto& running = workers.running;
   std::map<std::size_t, std::string> finished;  // replies not yet emitted, by index
   std::size_t next = 0, next_emit = 0, ended = 0;
+  std::size_t last = n;  // once an item has failed, none after it is started: its error ends the run
   while (next_emit < n) {
-    while (running.size() < static_cast<std::size_t>(jobs) && next < n) running.push_back(start(next++, compute));
+    while (running.size() < static_cast<std::size_t>(jobs) && next < last) running.push_back(start(next++, compute));
     if (auto it = finished.find(next_emit); it != finished.end()) {
       const std::string reply = std::move(it->second);
       finished.erase(it);
-      if (reply[0] != 'O') throw Error(reply.substr(1));
-      emit(next_emit, nlohmann::json::from_msgpack(reply.begin() + 1, reply.end()));
+      if (reply[0] == 'E') throw Error(reply.substr(1));
+      if (reply[0] != 'O') throw std::runtime_error(reply.substr(1));
+      nlohmann::json result;
+      try {
+        result = nlohmann::json::from_msgpack(reply.begin() + 1, reply.end());
+      } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("a worker's reply does not decode: ") + e.what());
+      }
+      emit(next_emit, result);
       ++next_emit;
       continue;
     }
@@ -138,6 +151,7 @@ void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::jso
     for (std::size_t k = fds.size(); k-- > 0;) {
       if (fds[k].revents == 0) continue;
       if (!read_some(running[k])) continue;
+      if (running[k].reply[0] != 'O') last = std::min(last, running[k].index + 1);
       finished.emplace(running[k].index, std::move(running[k].reply));
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       ++ended;

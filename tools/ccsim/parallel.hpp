@@ -13,8 +13,10 @@ namespace ccsim::cli {
 // order, each as soon as it and every earlier one are done. With jobs <= 1 (or one item) compute
 // runs here, in this process, one item after the other. Otherwise each compute runs in a forked
 // worker whose result (JSON) comes back through a pipe: an Error it throws is thrown again here
-// when its turn to be emitted comes, and the workers still running are stopped. `done(k, running)`
-// is told, after each worker ends, how many have ended and how many are running.
+// when its turn to be emitted comes (any other exception as a std::runtime_error, as it would be
+// from this process), no later item is started once one has failed, and the workers still running
+// are stopped. `done(k, running)` is told, after each worker ends, how many have ended and how many
+// are running.
 void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::json(std::size_t)>& compute,
                       const std::function<void(std::size_t, const nlohmann::json&)>& emit,
                       const std::function<void(std::size_t, std::size_t)>& done = {});

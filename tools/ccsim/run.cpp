@@ -108,8 +108,17 @@ class VariantRunner {
     auto emit = [&](std::size_t i, const nlohmann::json& j) {
       Slot& slot = slots[runs[i]];
       if (jobs > 1) progress(slot.label);
-      if (j.contains("refused")) slot.point.reason = j["refused"].get<std::string>();
-      else finish(slot, point_from_json(j, *slot.spec));
+      if (j.contains("refused")) {
+        slot.point.reason = j["refused"].get<std::string>();
+        return;
+      }
+      try {
+        finish(slot, point_from_json(j, *slot.spec));
+      } catch (const Error& e) {
+        if (std::string(e.what()).starts_with("internal:")) throw;
+        slot.point.ran = false;  // the point's bound failed it: n/a, as a refused compile is
+        slot.point.reason = e.what();
+      }
     };
     for_each_ordered(runs.size(), jobs, compute, emit);
     for (auto& slot : slots)
