@@ -6,6 +6,7 @@
 # simulation processes must stop with it. OPTIONs go to ccsim perf (-j 2: both sizes start at once,
 # each in a worker process that forks its own simulations).
 set -uo pipefail
+source "$(dirname "$0")/proc_tree.sh"
 ccsim=$1
 format=$2
 shift 2
@@ -26,33 +27,10 @@ kill -0 "$pid" 2>/dev/null && running=yes
 # The large point is simulated in a child process of ccsim's (sim/simulate.cpp), or a worker's
 # (-j); wait until one is there (ccsim first plans the point), so that stopping ccsim shows whether
 # they stop too.
-children() {  # the processes that descend from $pid, from /proc (a bare Debian has no procps)
-  local f stat p q ppid kids="" found=1
-  declare -A parent_of
-  for f in /proc/[0-9]*/stat; do
-    stat=$(cat "$f" 2>/dev/null) || continue
-    stat=${stat##*) }  # past "pid (comm) ": state, then the parent's pid
-    read -r _ ppid _ <<<"$stat"
-    parent_of[$(basename "$(dirname "$f")")]=$ppid
-  done
-  local tree=" $pid "
-  while [ "$found" = 1 ]; do
-    found=0
-    for p in "${!parent_of[@]}"; do
-      q=${parent_of[$p]}
-      if [[ "$tree" == *" $q "* && "$tree" != *" $p "* ]]; then
-        tree+="$p "
-        kids+=" $p"
-        found=1
-      fi
-    done
-  done
-  echo "$kids"
-}
 child=""
 if [ "$running" = yes ]; then
   for _ in $(seq 1 300); do  # up to 30 s
-    child=$(children)
+    child=$(descendants "$pid")
     [ -n "$child" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -72,12 +50,7 @@ fi
 # Stopping ccsim must stop the simulation it had running, not leave it to finish alone.
 if [ -n "$child" ]; then
   for _ in $(seq 1 10); do  # a second: the kernel ends a child whose parent died at once
-    alive=""
-    for c in $child; do  # a zombie (state Z) has ended: only its reaping is left
-      stat=$(cat "/proc/$c/stat" 2>/dev/null) || continue
-      stat=${stat##*) }
-      [ "${stat%% *}" != Z ] && alive+=" $c"
-    done
+    alive=$(alive $child)
     [ -z "$alive" ] && break
     sleep 0.1
   done
