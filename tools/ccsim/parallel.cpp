@@ -5,12 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -27,7 +27,7 @@ struct Worker {
   std::size_t index = 0;
   pid_t pid = -1;
   int fd = -1;
-  std::string reply;  // status byte ('O' result, 'E' error message), then the payload
+  std::string reply;  // status byte ('O' result, 'E' ccsim Error, 'I' other exception), then the payload
 };
 
 // Workers still running when the caller leaves (an error, a signal's unwinding) are stopped: a
