@@ -271,11 +271,7 @@ void run_cases(const std::vector<LogCase>& cases, const AccuracyArgs& a, bool pr
     run.out.rows.push_back(row_result(run, call, point_from_json(j, call.spec), a));
     flush_logs();
   };
-  auto ended = [&](std::size_t done, std::size_t running) {
-    if (progress && a.jobs > 1)
-      std::cerr << "\r\033[K[" << done << "/" << rows.size() << "] rows simulated, " << running << " running" << std::flush;
-  };
-  for_each_ordered(rows.size(), a.jobs, compute, emit, ended);
+  for_each_ordered(rows.size(), a.jobs, compute, emit, workers_progress(progress, a.jobs, rows.size(), "rows"));
 }
 
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {

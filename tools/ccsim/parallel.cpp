@@ -160,4 +160,11 @@ void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::jso
   }
 }
 
+std::function<void(std::size_t, std::size_t)> workers_progress(bool show, int jobs, std::size_t total, std::string what) {
+  if (!show || jobs <= 1) return {};
+  return [total, what = std::move(what)](std::size_t done, std::size_t running) {
+    std::cerr << "\r\033[K[" << done << "/" << total << "] " << what << " simulated, " << running << " running" << std::flush;
+  };
+}
+
 }  // namespace ccsim::cli

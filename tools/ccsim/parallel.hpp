@@ -4,6 +4,7 @@
 // back in index order, so tables and summaries print as a one-at-a-time run prints them.
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -20,5 +21,10 @@ namespace ccsim::cli {
 void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::json(std::size_t)>& compute,
                       const std::function<void(std::size_t, const nlohmann::json&)>& emit,
                       const std::function<void(std::size_t, std::size_t)>& done = {});
+
+// for_each_ordered's `done` for a terminal: "[k/total] <what> simulated, R running" on stderr,
+// rewritten in place; nothing when `show` is false or the items run one at a time (jobs <= 1),
+// which say their own progress.
+std::function<void(std::size_t, std::size_t)> workers_progress(bool show, int jobs, std::size_t total, std::string what);
 
 }  // namespace ccsim::cli

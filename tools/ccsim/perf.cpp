@@ -174,10 +174,6 @@ int run_perf(const PerfArgs& a) {
     return point_to_json(measure_best(items[i].spec, topology, model, candidates_for(items[i].spec), engine),
                          engine.record_steps);
   };
-  auto ended = [&](std::size_t k, std::size_t running) {
-    if (progress && a.jobs > 1)
-      std::cerr << "\r\033[K[" << k << "/" << items.size() << "] points simulated, " << running << " running" << std::flush;
-  };
   auto emit = [&](std::size_t i, const nlohmann::json& j) {
     const Point p = point_from_json(j, items[i].spec);
     report.rows.push_back(p.row);
@@ -193,7 +189,7 @@ int run_perf(const PerfArgs& a) {
       timelines.push_back({{"size_bytes", items[i].size}, {"type", to_string(items[i].spec.type)},
                            {"op", to_string(items[i].spec.op)}, {"timeline", p.simulation.timeline}});
   };
-  for_each_ordered(items.size(), a.jobs, compute, emit, ended);
+  for_each_ordered(items.size(), a.jobs, compute, emit, workers_progress(progress, a.jobs, items.size(), "points"));
   if (tty) std::cerr << "\r\033[K" << std::flush;
   if (skipped_small > 0)
     std::cerr << "ccsim: note: " << skipped_small << " size(s) below one element per rank skipped\n";

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "ccsim/commands.hpp"
 #include "ccsim/inspect.hpp"
@@ -61,6 +62,10 @@ std::string trace_path(const std::string& file, const std::string& variant, bool
   return (p.parent_path() / (p.stem().string() + "." + safe + p.extension().string())).string();
 }
 
+// A broken invariant of ccsim's own ("internal: ..."), which ends the run, not a point's refusal,
+// which makes it n/a.
+bool is_internal(const Error& e) { return std::string_view(e.what()).starts_with("internal:"); }
+
 // Runs one variant's sweep; `trace` receives the candidates that ran at the traced size.
 class VariantRunner {
  public:
@@ -101,7 +106,7 @@ class VariantRunner {
       } catch (const Error& e) {
         // The algorithm refusing this call (its compile) or the simulation failing (out of memory):
         // reported as it is.
-        if (std::string(e.what()).starts_with("internal:")) throw;
+        if (is_internal(e)) throw;
         return {{"refused", e.what()}};
       }
     };
@@ -115,7 +120,7 @@ class VariantRunner {
       try {
         finish(slot, point_from_json(j, *slot.spec));
       } catch (const Error& e) {
-        if (std::string(e.what()).starts_with("internal:")) throw;
+        if (is_internal(e)) throw;
         slot.point.ran = false;  // the point's bound failed it: n/a, as a refused compile is
         slot.point.reason = e.what();
       }
