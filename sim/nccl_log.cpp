@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "sim/error.hpp"
 #include "sim/text.hpp"
@@ -106,6 +107,29 @@ std::optional<CollectiveKind> collective_from_file_name(std::string_view origin)
     if (const auto kind = collective_named(name.substr(from, end - from))) return kind;
     if (start == std::string_view::npos) break;
     end = start;
+  }
+  return std::nullopt;
+}
+
+// The dataset names a multi-node run's file with a <nodes>n<ranks>g word ("...-2n16g-all_reduce-1.log").
+std::optional<std::pair<int, int>> layout_from_file_name(std::string_view origin) {
+  std::string_view name = basename(origin);
+  auto number = [](std::string_view& text) -> std::optional<int> {
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end == text.data() || value <= 0) return std::nullopt;
+    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+    return value;
+  };
+  while (!name.empty()) {
+    const auto cut = name.find_first_of("-._");
+    std::string_view word = name.substr(0, cut);
+    name = cut == std::string_view::npos ? std::string_view() : name.substr(cut + 1);
+    const auto nodes = number(word);
+    if (!nodes || !word.starts_with('n')) continue;
+    word.remove_prefix(1);
+    const auto ranks = number(word);
+    if (ranks && word == "g") return std::pair{*nodes, *ranks};
   }
   return std::nullopt;
 }
@@ -415,6 +439,10 @@ class LogParser {
     }
     decide_collective();
     decide_ranks();
+    if (const auto layout = layout_from_file_name(log_.origin)) {
+      log_.file_nodes = layout->first;
+      log_.file_ranks = layout->second;
+    }
     decide_ranks_per_host();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
     return std::move(log_);

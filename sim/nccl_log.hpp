@@ -65,6 +65,10 @@ struct NcclLog {
   // the run's nodes and GPUs per node.
   std::vector<std::string> hosts;
   std::optional<int> ranks_per_host;
+  // The nodes and ranks of the file name's <nodes>n<ranks>g word, as the shared dataset names
+  // multi-node runs ("...-2n16g-all_reduce-1.log"); empty without one. The machine's shape where
+  // the device lines name no hosts.
+  std::optional<int> file_nodes, file_ranks;
   std::string command;       // the command line, shell prompt removed and continuation lines joined
   // NCCL_* variables the command line sets, in any of the forms launchers pass them: "NCCL_X=v cmd",
   // mpirun's "-x NCCL_X=v", srun's "--export=ALL,NCCL_X=v,OTHER=w", docker's "-e NCCL_X=v" (quotes

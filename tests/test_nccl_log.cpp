@@ -324,6 +324,25 @@ TEST_CASE("nccl log: the hosts of the device lines give the nodes and the GPUs o
   CHECK_FALSE(uneven.ranks_per_host);
 }
 
+TEST_CASE("nccl log: a file name's <nodes>n<ranks>g word gives the run's layout") {
+  const std::string row =
+      "     1048576        262144     float     sum      -1    40.00   26.21   39.32       0    40.00   26.21   39.32       0\n";
+  const NcclLog two = parse(row, "logs/lambda-b200-2n16g-allreduce-1.log");
+  CHECK(two.file_nodes == 2);
+  CHECK(two.file_ranks == 16);
+  const NcclLog many = parse(row, "abci_v100_ib_32n128g.log");
+  CHECK(many.file_nodes == 32);
+  CHECK(many.file_ranks == 128);
+  // One node's "<ranks>g", a word that only starts like one, a directory's, zero: no layout.
+  for (const char* name : {"x-8g-allreduce-1.log", "x-2n16gpu-allreduce-1.log", "2n16g/x-allreduce-1.log",
+                           "x-0n8g-allreduce.log", "x-2n-allreduce.log"}) {
+    CAPTURE(name);
+    const NcclLog none = parse(row, name);
+    CHECK_FALSE(none.file_nodes);
+    CHECK_FALSE(none.file_ranks);
+  }
+}
+
 TEST_CASE("nccl log: the collective comes from the command, then the banner, then the file name") {
   const NcclLog prompt = parse("cnh@dgx-06:~/nccl-tests$ mpirun -n 2 ./build/all_gather_perf -b 8 -e 1G -g 8\n",
                                "x-allreduce-1.log");

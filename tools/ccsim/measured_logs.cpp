@@ -245,6 +245,36 @@ int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
   return log.ranks_per_host ? hosts : std::max(hosts, needed);
 }
 
+// Where the device lines name no hosts (or one, for only some of the ranks): the nodes, and GPUs of each, that the file name's
+// <nodes>n<ranks>g gives when it agrees with the log's ranks and fits the node, else as many whole
+// nodes as the ranks fill, said as an assumption. Empty when neither tells: ranks that fit one node
+// and a file name that says nothing, or a count that fills no whole number of nodes.
+struct HostlessLayout {
+  int nodes = 1;
+  std::optional<int> gpus_per_node;  // fewer than the node has
+  std::string how;
+};
+std::optional<HostlessLayout> layout_without_hosts(const NcclLog& log, int node_gpus) {
+  const int ranks = log.ranks.value_or(0);
+  if (ranks <= 0 || log.hosts.size() > 1 || (log.hosts.size() == 1 && log.ranks_per_host)) return std::nullopt;
+  if (log.file_nodes && log.file_ranks && *log.file_ranks == ranks && ranks % *log.file_nodes == 0 &&
+      ranks / *log.file_nodes <= node_gpus) {
+    HostlessLayout l;
+    l.nodes = *log.file_nodes;
+    const int per_node = ranks / l.nodes;
+    if (per_node < node_gpus) l.gpus_per_node = per_node;
+    l.how = std::to_string(l.nodes) + (l.nodes == 1 ? " node" : " nodes") + " of " + std::to_string(per_node) +
+            " GPUs, as the file name's " + std::to_string(l.nodes) + "n" + std::to_string(ranks) + "g says";
+    return l;
+  }
+  if (ranks <= node_gpus || ranks % node_gpus != 0) return std::nullopt;
+  HostlessLayout l;
+  l.nodes = ranks / node_gpus;
+  l.how = std::to_string(l.nodes) + " whole nodes for its " + std::to_string(ranks) +
+          " ranks (the log names no hosts: --nodes and --gpus-per-node say otherwise)";
+  return l;
+}
+
 // The preset of an Azure ND VM size as a summary table of Azure's AI benchmarking guide names it
 // ("ND H100 V5"), or by its size name ("Standard_ND96isr_H100_v5"): 8 SXM GPUs on an HGX board,
 // one InfiniBand NIC per GPU (Azure's VM size pages: ND A100 v4 (Standard_ND96asr_v4) and NDm A100
@@ -298,13 +328,20 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   const int node_gpus = gpus_per_node_of(m.name);
   const int ranks = log.ranks.value_or(0);
   const bool racks = rack_scale(m.name, log);
+  how = m.name + ", from the device lines' " + gpu->name + " GPUs";
   if (!m.nodes_given) {
+    const auto hostless = racks ? std::nullopt : layout_without_hosts(log, node_gpus);
+    if (hostless) {
+      m.preset.nodes = hostless->nodes;
+      if (!m.gpus_per_node) m.gpus_per_node = hostless->gpus_per_node;
+      how += ", " + hostless->how;
+      return m;
+    }
     if (log.hosts.size() <= 1 && !racks && ranks > node_gpus)
       throw Error(path + ": its " + std::to_string(ranks) + " ranks need more than one " + m.name +
-                  " node and its device lines name no hosts: give --nodes (or --topo)");
+                  " node, fill no whole number of them, and its device lines name no hosts: give --nodes (or --topo)");
     m.preset.nodes = nodes_of_hosts(log, node_gpus, racks);
   }
-  how = m.name + ", from the device lines' " + gpu->name + " GPUs";
   if (m.preset.nodes > 1)
     how += racks ? " (" + std::to_string(m.preset.nodes) + " racks of " + std::to_string(node_gpus) + ")"
                  : " on " + std::to_string(m.preset.nodes) + " hosts";
@@ -529,11 +566,27 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
       p.machine_from_log = std::to_string(machine.preset.nodes) +
                            (racks ? " nodes, as many as the ranks need" : " nodes, one per host of the device lines");
       p.topology = build_topology(machine);
+    } else if (!racks && p.log.file_nodes == hosts && p.log.file_ranks == p.log.ranks && p.log.ranks_per_host) {
+      // The file name's <nodes>n<ranks>g says the hosts are nodes of their own.
+      machine.preset.nodes = hosts;
+      if (!machine.gpus_per_node && *p.log.ranks_per_host < node_gpus) machine.gpus_per_node = *p.log.ranks_per_host;
+      p.machine_from_log = std::to_string(hosts) + " nodes, one per host of the device lines, as the file name's " +
+                           std::to_string(hosts) + "n" + std::to_string(*p.log.ranks) + "g says";
+      p.topology = build_topology(machine);
     } else if (!racks) {
       // The ranks fit one node: they may share one NVLink domain across hosts (a GB200 rack's
       // trays), or be that many machines; only the user knows.
       std::cerr << "ccsim: warning: " << c.log << ": the device lines list " << hosts << " hosts; simulated as one "
                 << machine.name << " node (pass --nodes " << hosts << " if each host is a node of its own)\n";
+    }
+  }
+  if (!machine.nodes_given && machine.preset.nodes == 1 && one_node && !rack_scale(machine.name, p.log)) {
+    if (const auto hostless = layout_without_hosts(p.log, node_gpus);
+        hostless && (hostless->nodes > 1 || (hostless->gpus_per_node && !machine.gpus_per_node))) {
+      machine.preset.nodes = hostless->nodes;
+      if (!machine.gpus_per_node) machine.gpus_per_node = hostless->gpus_per_node;
+      p.machine_from_log += std::string(p.machine_from_log.empty() ? "" : "; ") + hostless->how;
+      p.topology = build_topology(machine);
     }
   }
   const int nodes = static_cast<int>(p.topology.gpu_count()) / node_gpus;

@@ -61,10 +61,11 @@ void say_machine_from_log(CLI::App* cmd) {
   cmd->get_option("--nodes")
       ->default_str("")
       ->description("Nodes of a networked preset, joined by the fabric (default: one per host the log's device lines "
-                    "name, where its ranks need more than one node or --topo is not given; else 1)");
+                    "name, where its ranks need more than one node or --topo is not given; where they name no host, "
+                    "the file name's <nodes>n<ranks>g (2n16g), else as many whole nodes as the ranks fill; else 1)");
   cmd->get_option("--gpus-per-node")
       ->description("Use only the first K GPUs of every node (default on several nodes: the ranks each host of the "
-                    "log's device lines lists)");
+                    "log's device lines lists, else that the file name's <nodes>n<ranks>g gives)");
 }
 
 topo::Topology build_topology(const TopologyArgs& a) {
