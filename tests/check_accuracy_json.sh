@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_accuracy_json.sh CCSIM DATA_DIR: `ccsim accuracy --json` carries what the table shows: each
 # row's data type and reduction (a log of several), and at the log level the nccl-tests options
-# ccsim does not model (-G CUDA-graph launches, -m calls per iteration, -R buffer registration).
+# ccsim does not model (-G CUDA-graph launches, -m calls per iteration, -R buffer registration),
+# and how the run compares with the model in its two regimes (bandwidth_ratio, latency_ratio).
 set -euo pipefail
 ccsim=$1 data=$2
 out=$(mktemp) && trap 'rm -f "$out"' EXIT
@@ -13,5 +14,16 @@ mixed, graph = json.load(open(sys.argv[1]))
 assert [(r["type"], r["op"]) for r in mixed["rows"]] == [("float", "sum")] * 2 + [("half", "max")] * 2, mixed["rows"]
 assert (mixed["cuda_graph_launches"], mixed["agg_iters"], mixed["registration"]) == (0, 1, 0), mixed
 assert (graph["cuda_graph_launches"], graph["agg_iters"], graph["registration"]) == (10, 4, 2), graph
+assert mixed["bandwidth_ratio"] is None and mixed["latency_ratio"] is None, mixed  # 1-2 MiB: neither regime
 print("ok: row types and unmodelled options in --json")
+PY
+# The regimes: the median of measured over simulated busbw from 64 MiB, of time to 64 KiB.
+"$ccsim" accuracy -q --topo hgx-b200 --json "$out" "$data/synthetic-hostless-allreduce-1.log" > /dev/null
+python3 - "$out" <<'PY'
+import json, statistics, sys
+(log,) = json.load(open(sys.argv[1]))
+ratios = [r["measured_busbw_gbps"] / r["simulated_busbw_gbps"] for r in log["rows"] if r["size_bytes"] >= 64 << 20]
+assert len(ratios) == 2 and abs(log["bandwidth_ratio"] - statistics.median(ratios)) < 1e-9, log
+assert log["latency_ratio"] is None, log
+print("ok: bandwidth_ratio", round(log["bandwidth_ratio"], 3))
 PY

@@ -345,6 +345,59 @@ struct Tally {
 };
 
 constexpr Bytes kLarge = Bytes{64} << 20;  // the issue's "64 MiB and more" bucket
+constexpr Bytes kSmall = Bytes{64} << 10;  // sizes whose time is latency: launch, hops, handshakes
+
+// How a log's run compares with what the model says its machine gives, in the two regimes a
+// planner reads off a curve: the busbw of its large sizes (links, NICs) and the time of its small
+// ones (launch and per-hop latency). Medians of measured / simulated; empty where no row is in
+// the regime.
+struct Regimes {
+  std::optional<double> bandwidth, latency;
+  std::size_t bandwidth_n = 0, latency_n = 0;
+};
+
+Regimes regimes(const std::vector<RowResult>& rows) {
+  std::vector<double> bw, lat;
+  for (const auto& x : rows) {
+    if (x.size >= kLarge && x.simulated_busbw > 0) bw.push_back(x.measured_busbw / x.simulated_busbw);
+    if (x.size <= kSmall && x.simulated_us > 0) lat.push_back(x.measured_us / x.simulated_us);
+  }
+  Regimes r;
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return quantile(v, 0.5);
+  };
+  r.bandwidth_n = bw.size();
+  r.latency_n = lat.size();
+  if (!bw.empty()) r.bandwidth = median(bw);
+  if (!lat.empty()) r.latency = median(lat);
+  return r;
+}
+
+// "bandwidth (>= 64 MiB, 8 sizes) 0.64x the model's busbw: below what the model's machine gives;
+// latency (<= 64 KiB, 14 sizes) 1.02x the model's time: as modelled". Within 10% reads as modelled,
+// about what the model's own error is on the shared logs there.
+std::string regimes_text(const Regimes& r) {
+  std::string s;
+  char buf[160];
+  if (r.bandwidth) {
+    const double x = *r.bandwidth;
+    std::snprintf(buf, sizeof buf, "bandwidth (>= 64 MiB, %zu size%s) %.2fx the model's busbw: %s", r.bandwidth_n,
+                  r.bandwidth_n == 1 ? "" : "s", x,
+                  x < 0.9   ? "below what the model's machine gives"
+                  : x > 1.1 ? "above what the model's machine gives (check the machine named: links, NICs)"
+                            : "as modelled");
+    s += buf;
+  }
+  if (r.latency) {
+    const double x = *r.latency;
+    std::snprintf(buf, sizeof buf, "%slatency (<= 64 KiB, %zu size%s) %.2fx the model's time: %s", s.empty() ? "" : "; ",
+                  r.latency_n, r.latency_n == 1 ? "" : "s", x,
+                  x > 1.1 ? "slower than modelled" : x < 0.9 ? "faster than modelled" : "as modelled");
+    s += buf;
+  }
+  return s;
+}
 
 int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   if (a.column != "out-of-place" && a.column != "in-place")
@@ -419,7 +472,10 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
         by_class_large[r.c.system_class].add(x);
       }
     }
-    std::cout << std::filesystem::path(c.log).filename().string() << ": " << t.text(baseline) << "\n\n";
+    std::cout << std::filesystem::path(c.log).filename().string() << ": " << t.text(baseline) << "\n";
+    const Regimes regime = regimes(r.rows);
+    if (const std::string text = regimes_text(regime); !text.empty()) std::cout << "#   measured: " << text << "\n";
+    std::cout << "\n";
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& x : r.rows) {
       nlohmann::json jr{{"size_bytes", x.size},         {"measured_us", x.measured_us},
@@ -437,6 +493,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
     json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
                     {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
+                    {"bandwidth_ratio", regime.bandwidth ? nlohmann::json(*regime.bandwidth) : nlohmann::json()},
+                    {"latency_ratio", regime.latency ? nlohmann::json(*regime.latency) : nlohmann::json()},
                     {"rows", rows}});
   });
   if (cases.size() > 1) {
