@@ -442,6 +442,9 @@ class LogParser {
     if (const auto layout = layout_from_file_name(log_.origin)) {
       log_.file_nodes = layout->first;
       log_.file_ranks = layout->second;
+      if (log_.ranks && *log_.ranks != layout->second)
+        log_.notes.push_back("the file name says " + std::to_string(layout->first) + "n" + std::to_string(layout->second) +
+                             "g but the log has " + std::to_string(*log_.ranks) + " ranks (by its " + log_.ranks_source + ")");
     }
     decide_ranks_per_host();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;

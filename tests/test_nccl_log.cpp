@@ -330,6 +330,9 @@ TEST_CASE("nccl log: a file name's <nodes>n<ranks>g word gives the run's layout"
   const NcclLog two = parse(row, "logs/lambda-b200-2n16g-allreduce-1.log");
   CHECK(two.file_nodes == 2);
   CHECK(two.file_ranks == 16);
+  // The row's busbw/algbw (1.5) is an all_reduce of 4 ranks: the name and the log disagree, said.
+  REQUIRE(two.notes.size() == 1);
+  CHECK(two.notes[0] == "the file name says 2n16g but the log has 4 ranks (by its busbw/algbw ratio)");
   const NcclLog many = parse(row, "abci_v100_ib_32n128g.log");
   CHECK(many.file_nodes == 32);
   CHECK(many.file_ranks == 128);

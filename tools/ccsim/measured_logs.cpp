@@ -246,9 +246,10 @@ int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
 }
 
 // Where the device lines name no hosts (or one, for only some of the ranks): the nodes, and GPUs of each, that the file name's
-// <nodes>n<ranks>g gives when it agrees with the log's ranks and fits the node, else as many whole
-// nodes as the ranks fill, said as an assumption. Empty when neither tells: ranks that fit one node
-// and a file name that says nothing, or a count that fills no whole number of nodes.
+// <nodes>n<ranks>g gives when it agrees with the log's ranks, else as many whole nodes as the ranks
+// fill, said as an assumption. Empty when neither tells: ranks that fit one node and a file name
+// that says nothing, a count that fills no whole number of nodes, or a file name's layout that the
+// preset's nodes cannot hold (uneven, or more GPUs a node than it has).
 struct HostlessLayout {
   int nodes = 1;
   std::optional<int> gpus_per_node;  // fewer than the node has
@@ -257,8 +258,10 @@ struct HostlessLayout {
 std::optional<HostlessLayout> layout_without_hosts(const NcclLog& log, int node_gpus) {
   const int ranks = log.ranks.value_or(0);
   if (ranks <= 0 || log.hosts.size() > 1 || (log.hosts.size() == 1 && log.ranks_per_host)) return std::nullopt;
-  if (log.file_nodes && log.file_ranks && *log.file_ranks == ranks && ranks % *log.file_nodes == 0 &&
-      ranks / *log.file_nodes <= node_gpus) {
+  const bool named = log.file_nodes && log.file_ranks && *log.file_ranks == ranks;
+  if (named && (ranks % *log.file_nodes != 0 || ranks / *log.file_nodes > node_gpus))
+    return std::nullopt;  // a layout the preset cannot take: the user says which (--nodes, --gpus-per-node)
+  if (named) {
     HostlessLayout l;
     l.nodes = *log.file_nodes;
     const int per_node = ranks / l.nodes;
@@ -534,6 +537,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
   for (const auto& warned : p.log.nccl_warnings)
     std::cerr << "ccsim: warning: " << c.log << ":" << warned.line << ": " << warned.why << ": " << warned.text << "\n";
+  for (const auto& note : p.log.notes) std::cerr << "ccsim: warning: " << c.log << ": " << note << "\n";
   if (!c.collective.empty()) {
     const CollectiveKind named = parse_collective(c.collective);
     if (p.log.collective && *p.log.collective != named)
