@@ -151,7 +151,19 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
 // fewest any peer allows, rounded up to a power of two, is the per-peer limit for all. Before 2.20
 // a network peer had NCCL_NCHANNELS_PER_NET_PEER's 2 at any scale: in NVIDIA/nccl issue 1272
 // sendrecv_perf on 8 GH200 nodes (32 ranks) moved 24.2 GB/s under 2.19.4 and 18.3 under 2.20.5,
-// 24.2 again with NCCL_NCHANNELS_PER_NET_PEER=4.
+// 24.2 again with NCCL_NCHANNELS_PER_NET_PEER=4. From 2.29 a network peer takes one channel per
+// NCCL_P2P_PER_CHANNEL_NET_BW (14 GB/s) of the GPU's NICs, at least one per NIC (4 on a 400G NIC,
+// 2 on a 200G one), and on several nodes the per-peer limit halves only while it times the rounds
+// of 8 peers (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) a kernel takes exceeds the p2p channels (a public
+// write-up of a B300 alltoall change between 2.28.9 and 2.29.2 quotes both versions' code).
+int network_peer_channels(const NodeView& v, int release) {
+  if (release < 29) return 2;
+  const int local_nics = std::max(1, v.nics / std::max(1, v.ppn));
+  const int net_gbps = static_cast<int>(local_nics * v.nic_gbps);  // NCCL truncates the float
+  constexpr int kPerChannelNetGbps = 14;                            // NCCL_P2P_PER_CHANNEL_NET_BW
+  return std::max(local_nics, (net_gbps + kPerChannelNetGbps - 1) / kPerChannelNetGbps);
+}
+
 void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
   // p2pnChannels: the communicator's channels within NCCL_MIN/MAX_P2P_NCHANNELS.
   const EnvSettings& set = s.nccl_env_settings;
@@ -169,16 +181,21 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
       all_nvlink = all_nvlink && route.latency_class == LatencyClass::nvlink;
       per_peer = std::min(per_peer, nvl ? 2 * std::max(1, static_cast<int>(route_gbps(t, route) / nvlink + 1e-9)) : 2);
     }
+  const int release = s.release == 0 ? kLatestRelease : s.release;
   if (v.nodes > 1) {
-    int net = 2;
-    const int release = s.release == 0 ? kLatestRelease : s.release;
-    while (release >= 20 && net * s.ranks > channels * 4 && net > 1) net /= 2;
+    int net = network_peer_channels(v, release);
+    while (release >= 20 && release < 29 && net * s.ranks > channels * 4 && net > 1) net /= 2;
     if (set.net_channels_per_peer > 0) net = set.net_channels_per_peer;  // replaces the rule
     per_peer = std::min(per_peer, net);
   }
   auto pow2_up = [](int n) { return static_cast<int>(std::bit_ceil(static_cast<unsigned>(std::max(1, n)))); };
   s.p2p_channels = std::min(pow2_up(channels), kMaxChannels);
   s.p2p_channels_per_peer = std::min(pow2_up(per_peer), s.p2p_channels);
+  if (release >= 29 && v.nodes > 1 && set.net_channels_per_peer <= 0) {
+    constexpr int kPeersPerRound = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+    const int rounds = (s.ranks + kPeersPerRound - 1) / kPeersPerRound;
+    while (s.p2p_channels_per_peer * rounds > s.p2p_channels && s.p2p_channels_per_peer > 1) s.p2p_channels_per_peer /= 2;
+  }
   // NCCL_P2P_NVL_CHUNKSIZE on one node whose GPUs all reach each other over NVLink, else
   // NCCL_P2P_PCI_CHUNKSIZE / NCCL_P2P_NET_CHUNKSIZE (init.cc; reference/nccl-model.md §1.7).
   s.p2p_chunk_bytes = v.nodes == 1 && all_nvlink && v.ppn > 1 ? Bytes{512} << 10 : Bytes{128} << 10;

@@ -368,11 +368,12 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::p2p_operation_channels(a100, 128 << 20) == 8);  // doubled while a part exceeds that
   CHECK(nccl::p2p_operation_channels(a100, 256 << 20) == 16);
   CHECK(nccl::p2p_operation_channels(a100, std::uint64_t{4} << 30) == 32);  // at most the per-peer limit
-  // Two B200 nodes: a network peer allows 2 channels, which then bound every peer, NVLink ones
-  // too; 16 ranks on 16 p2p channels start from one each, parts of at most a 128 KiB step.
+  // Two B200 nodes under NCCL 2.20-2.28: a network peer allows 2 channels, which then bound every
+  // peer, NVLink ones too; 16 ranks on 16 p2p channels start from one each, parts of at most a
+  // 128 KiB step.
   topo::PresetOptions o;
   o.nodes = 2;
-  const nccl::System b200 = nccl::describe(topo::make_preset("hgx-b200", o), 16);
+  const nccl::System b200 = nccl::describe(topo::make_preset("hgx-b200", o), 16, 28);
   CHECK(b200.p2p_channels == 16);
   CHECK(b200.p2p_channels_per_peer == 2);
   CHECK(b200.p2p_chunk_bytes == (128u << 10));
@@ -380,11 +381,26 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::p2p_operation_channels(b200, 128 << 10) == 1);
   CHECK(nccl::p2p_operation_channels(b200, 256 << 10) == 2);
   CHECK(nccl::p2p_operation_channels(b200, std::uint64_t{1} << 30) == 2);
-  // Eight 4-GPU GH200 nodes (32 ranks on 16 p2p channels): from NCCL 2.20 a network peer's 2
-  // channels halve to 1 (2 x 32 > 4 x 16); 2.19 keeps 2 (NVIDIA/nccl issue 1272: sendrecv 24.2
-  // GB/s under 2.19.4, 18.3 under 2.20.5).
+  // From NCCL 2.29 a network peer takes a channel per 14 GB/s of its GPU's NICs: 4 on a 400G NIC
+  // (50 GB/s), so two B200 nodes' sendrecv runs 4 blocks a peer, kept while 4 x 2 rounds of 8
+  // peers fit the 16 p2p channels; a 200G HDR NIC (25 GB/s) gives 2.
+  const nccl::System b200_now = nccl::describe(topo::make_preset("hgx-b200", o), 16);
+  CHECK(b200_now.p2p_channels_per_peer == 4);
+  CHECK(nccl::describe(topo::make_preset("hgx-b200", o), 16, 29).p2p_channels_per_peer == 4);
+  CHECK(nccl::p2p_operation_channels(b200_now, std::uint64_t{1} << 30) == 4);
+  CHECK(nccl::describe(topo::make_preset("dgx-a100", o), 16).p2p_channels_per_peer == 2);
+  // ... and halves while the rounds of 8 peers times it exceed the p2p channels: 128 ranks are
+  // 16 rounds.
+  o.nodes = 16;
+  const nccl::System h100_16 = nccl::describe(topo::make_preset("dgx-h100", o), 128);
+  CHECK(h100_16.p2p_channels_per_peer * 16 <= h100_16.p2p_channels);
+  CHECK(h100_16.p2p_channels_per_peer * 32 > h100_16.p2p_channels);
+  // Eight 4-GPU GH200 nodes (32 ranks on 16 p2p channels): NCCL 2.20-2.28 halve a network peer's
+  // 2 channels to 1 (2 x 32 > 4 x 16); 2.19 keeps 2 (NVIDIA/nccl issue 1272: sendrecv 24.2 GB/s
+  // under 2.19.4, 18.3 under 2.20.5); 2.29+ gives Slingshot's 25 GB/s 2, and 2 x 4 rounds fit.
   o.nodes = 8;
-  CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32).p2p_channels_per_peer == 1);
+  CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32).p2p_channels_per_peer == 2);
+  CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32, 28).p2p_channels_per_peer == 1);
   CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32, 20).p2p_channels_per_peer == 1);
   CHECK(nccl::describe(topo::make_preset("gh200-quad", o), 32, 19).p2p_channels_per_peer == 2);
   // A DGX-1: one NVLink lane to some peers, none to others (through a GPU or PCIe): 2 per peer.
