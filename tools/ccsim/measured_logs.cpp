@@ -245,11 +245,11 @@ int nodes_of_hosts(const NcclLog& log, int node_gpus, bool racks) {
   return log.ranks_per_host ? hosts : std::max(hosts, needed);
 }
 
-// Where the device lines name no hosts (or one, for only some of the ranks): the nodes, and GPUs of each, that the file name's
-// <nodes>n<ranks>g gives when it agrees with the log's ranks, else as many whole nodes as the ranks
-// fill, said as an assumption. Empty when neither tells: ranks that fit one node and a file name
-// that says nothing, a count that fills no whole number of nodes, or a file name's layout that the
-// preset's nodes cannot hold (uneven, or more GPUs a node than it has).
+// Where the device lines name no hosts (or one, for only some of the ranks): the nodes, and GPUs of
+// each, that the file name's <nodes>n<ranks>g gives when it agrees with the log's ranks, else as
+// many whole nodes as the ranks fill, said as an assumption. Empty when neither tells: ranks that
+// fit one node and a file name that says nothing, a count that fills no whole number of nodes, or
+// a file name's layout that the preset's nodes cannot hold (uneven, or more GPUs a node than it has).
 struct HostlessLayout {
   int nodes = 1;
   std::optional<int> gpus_per_node;  // fewer than the node has
