@@ -55,7 +55,9 @@ std::vector<LogCase> read_map(const std::string& file) {
   const auto is_int = [](const nlohmann::json& v) { return v.is_number_integer(); };
   const auto is_bool = [](const nlohmann::json& v) { return v.is_boolean(); };
   const std::filesystem::path base(file);
-  const std::string logs_dir = need(j, "logs_dir", "", is_string, "a directory, relative to this file").get<std::string>();
+  // Without logs_dir, log paths are relative to the map file's own directory.
+  const std::string logs_dir =
+      j.contains("logs_dir") ? need(j, "logs_dir", "", is_string, "a directory, relative to this file").get<std::string>() : ".";
   std::vector<LogCase> cases;
   const auto& entries = need(j, "logs", "", is_array, "an array of log entries");
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -63,9 +65,17 @@ std::vector<LogCase> read_map(const std::string& file) {
     const std::string where = "logs[" + std::to_string(i) + "]";
     LogCase c;
     c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
-    c.topology.name = need(e, "topo", where, is_string, "a preset or topology file").get<std::string>();
-    c.topology.name_given = c.topology.nodes_given = true;  // a map entry says all: nothing from the log
-    c.system_class = need(e, "class", where, is_string, "a system class").get<std::string>();
+    // An entry without "topo" takes the machine its log's device lines name, and one without
+    // "nodes" the nodes its log's hosts or file name give, as a LOG on the command line does
+    // without --topo or --nodes.
+    if (auto topo_name = optional_string(e, "topo", where, "a preset or topology file")) {
+      c.topology.name = *topo_name;
+      c.topology.name_given = true;
+    }
+    c.topology.nodes_given = e.contains("nodes");
+    c.map_entry = file + ": " + where;
+    // Without a class, the machine's name stands for it (as for a LOG on the command line).
+    c.system_class = optional_string(e, "class", where, "a system class").value_or(c.topology.name);
     if (e.contains("nodes")) c.topology.preset.nodes = need(e, "nodes", where, is_int, "an integer").get<int>();
     if (e.contains("gpus_per_node"))
       c.topology.gpus_per_node = need(e, "gpus_per_node", where, is_int, "an integer").get<int>();
@@ -274,7 +284,8 @@ std::optional<HostlessLayout> layout_without_hosts(const NcclLog& log, int node_
   HostlessLayout l;
   l.nodes = ranks / node_gpus;
   l.how = std::to_string(l.nodes) + " whole nodes for its " + std::to_string(ranks) +
-          " ranks (the log names no hosts: --nodes and --gpus-per-node say otherwise)";
+          " ranks (the log names no hosts: --nodes and --gpus-per-node, or a map entry's nodes and gpus_per_node, "
+          "say otherwise)";
   return l;
 }
 
@@ -300,8 +311,11 @@ std::string azure_vm_preset(const std::string& system) {
 // The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
 // the GPUs each host lists; for a summary table of Azure's guide, the VM size it names. Error,
 // saying what to pass, where they do not tell.
-TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, const std::string& path, std::string& how) {
-  const std::string name_it = ": name the machine with --topo (`ccsim topo list`, or a JSON file)";
+TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, const std::string& path,
+                             const std::string& map_entry, std::string& how) {
+  const std::string name_it = map_entry.empty() ? ": name the machine with --topo (`ccsim topo list`, or a JSON file)"
+                                                : ": name the machine with \"topo\" in " + map_entry +
+                                                      " (`ccsim topo list`, or a JSON file)";
   if (log.gpu.empty() && log.summary_table) {
     if (const std::string preset = azure_vm_preset(log.summary_system); !preset.empty()) {
       TopologyArgs m = given;
@@ -342,7 +356,8 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
     }
     if (log.hosts.size() <= 1 && !racks && ranks > node_gpus)
       throw Error(path + ": its " + std::to_string(ranks) + " ranks need more than one " + m.name +
-                  " node, fill no whole number of them, and its device lines name no hosts: give --nodes (or --topo)");
+                  " node, fill no whole number of them, and its device lines name no hosts: give " +
+                  (map_entry.empty() ? std::string("--nodes (or --topo)") : "\"nodes\" (or \"topo\") in " + map_entry));
     m.preset.nodes = nodes_of_hosts(log, node_gpus, racks);
   }
   if (m.preset.nodes > 1)
@@ -554,7 +569,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   apply_command_settings(p);
   TopologyArgs machine = p.c.topology;
   if (!machine.name_given) {
-    machine = machine_from_log(p.log, p.c.topology, c.log, p.machine_from_log);
+    machine = machine_from_log(p.log, p.c.topology, c.log, c.map_entry, p.machine_from_log);
     if (p.c.system_class == c.topology.name) p.c.system_class = machine.name;
   }
   p.topology = build_topology(machine);
@@ -608,7 +623,10 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   p.ranks = p.log.ranks.value_or(gpus);
   if (p.ranks > gpus || (p.ranks < gpus && p.topology.gpus_per_node() < gpus))
     throw Error(c.log + ": the log has " + std::to_string(p.ranks) + " ranks; topology " + p.topology.name() + " has " +
-                std::to_string(gpus) + " GPUs (set --nodes / --gpus-per-node to match)");
+                std::to_string(gpus) + " GPUs (set " +
+                (c.map_entry.empty() ? std::string("--nodes / --gpus-per-node")
+                                     : "\"nodes\" / \"gpus_per_node\" in " + c.map_entry) +
+                " to match)");
   if (p.log.gpus_per_thread && c.gpus_per_thread && *p.log.gpus_per_thread != *c.gpus_per_thread)
     throw Error(c.log + ": the map says gpus_per_thread " + std::to_string(*c.gpus_per_thread) + ", the log's " +
                 p.log.gpus_per_thread_source + " says " + std::to_string(*p.log.gpus_per_thread));

@@ -39,6 +39,9 @@ struct LogCase {
   std::string collective;
   // The command's NCCL channel settings (--nccl-env), over the log's own.
   nccl::EnvSettings nccl_env_settings;
+  // The map entry the case comes from ("map.json: logs[3]"), where an error about its machine
+  // should point; empty for a LOG on the command line.
+  std::string map_entry;
 };
 
 // A log named on the command line: the machine and the algorithm/protocol the run used are the
