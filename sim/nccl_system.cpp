@@ -156,6 +156,9 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
 // 2 on a 200G one), and on several nodes the per-peer limit halves only while it times the rounds
 // of 8 peers (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) a kernel takes exceeds the p2p channels (a public
 // write-up of a B300 alltoall change between 2.28.9 and 2.29.2 quotes both versions' code).
+// NCCL counts the GPU's NICs (ncclTopoGetLocalNetCountByBw: its channels' NICs, until they carry
+// its bandwidth to the CPU) at its path's bandwidth to them; ccsim takes the node's NICs shared by
+// its GPUs at the NIC's rate, which a GPU on a narrower PCIe link than its NIC would not reach.
 int network_peer_channels(const NodeView& v, int release) {
   if (release < 29) return 2;
   const int local_nics = std::max(1, v.nics / std::max(1, v.ppn));
