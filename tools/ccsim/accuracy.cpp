@@ -550,8 +550,10 @@ Runner add_accuracy(CLI::App& app) {
   say_machine_from_log(cmd);
   cmd->add_option("--map", args->map_file,
                   "JSON file naming, for each log, the topology that describes its system "
-                  "(tests/data/measured-map.json); runs every healthy entry not marked slow. The machine options "
-                  "other than --topo, --nodes and --gpus apply to every entry, over what it says");
+                  "(tests/data/measured-map.json; an entry needs only \"log\": without \"topo\" or \"nodes\" the "
+                  "log's device lines, hosts or file name decide, as for LOG files); runs every healthy entry not "
+                  "marked slow. The machine options other than --topo, --nodes and --gpus apply to every entry, over "
+                  "what it says");
   cmd->add_flag("--all", args->all,
                 "With --map: include the runs flagged unhealthy and any marked slow (\"slow\": true)");
   cmd->add_option("--only", args->only, "With --map: only logs whose path contains this text");
