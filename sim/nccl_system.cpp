@@ -78,6 +78,7 @@ struct NodeView {
   bool intra_nvlink = true;
   int nics = 0;            // NICs of a node
   double nic_gbps = 0;     // one NIC
+  double gpu_nic_gbps = 0;  // a GPU's path to its NIC, NCCL's path bandwidth (its PCIe links)
 };
 
 NodeView view(const topo::Topology& t, int nranks) {
@@ -117,6 +118,7 @@ NodeView view(const topo::Topology& t, int nranks) {
         if (t.link(id).kind == topo::LinkKind::net) v.nic_gbps = std::max(v.nic_gbps, link_gbps(t, id));
       }
     if (v.nics == 0 || v.nic_gbps <= 0) throw Error("topology " + t.name() + " spans nodes but has no network NIC");
+    v.gpu_nic_gbps = route_gbps(t, t.path(t.gpu(0), t.nic_of(0)));
   }
   return v;
 }
@@ -157,12 +159,14 @@ void raise_tree_intra(Graph& g, const std::vector<double>& ladder, double intra_
 // of 8 peers (NCCL_MAX_DEV_WORK_P2P_PER_BATCH) a kernel takes exceeds the p2p channels (a public
 // write-up of a B300 alltoall change between 2.28.9 and 2.29.2 quotes both versions' code).
 // NCCL counts the GPU's NICs (ncclTopoGetLocalNetCountByBw: its channels' NICs, until they carry
-// its bandwidth to the CPU) at its path's bandwidth to them; ccsim takes the node's NICs shared by
-// its GPUs at the NIC's rate, which a GPU on a narrower PCIe link than its NIC would not reach.
+// its bandwidth to the CPU), each at the GPU's path bandwidth to it, which its PCIe links cap (a
+// Gen4 x16 GPU: 24 GB/s, 2 channels, whatever its NIC's rate); ccsim takes the node's NICs shared
+// by its GPUs, each at the lesser of the NIC's rate and GPU 0's path to its own.
 int network_peer_channels(const NodeView& v, int release) {
   if (release < 29) return 2;
   const int local_nics = std::max(1, v.nics / std::max(1, v.ppn));
-  const int net_gbps = static_cast<int>(local_nics * v.nic_gbps);  // NCCL truncates the float
+  const double per_nic = v.gpu_nic_gbps > 0 ? std::min(v.nic_gbps, v.gpu_nic_gbps) : v.nic_gbps;
+  const int net_gbps = static_cast<int>(local_nics * per_nic);  // NCCL truncates the float
   constexpr int kPerChannelNetGbps = 14;                            // NCCL_P2P_PER_CHANNEL_NET_BW
   return std::max(local_nics, (net_gbps + kPerChannelNetGbps - 1) / kPerChannelNetGbps);
 }

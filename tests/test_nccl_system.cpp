@@ -389,6 +389,11 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::describe(topo::make_preset("hgx-b200", o), 16, 29).p2p_channels_per_peer == 4);
   CHECK(nccl::p2p_operation_channels(b200_now, std::uint64_t{1} << 30) == 4);
   CHECK(nccl::describe(topo::make_preset("dgx-a100", o), 16).p2p_channels_per_peer == 2);
+  // NCCL reads a NIC at the GPU's path to it: an A100's PCIe Gen4 x16 (24 GB/s) caps a 400G NIC,
+  // so 2 channels still.
+  topo::PresetOptions ndr = o;
+  ndr.nic = "ndr";
+  CHECK(nccl::describe(topo::make_preset("dgx-a100", ndr), 16).p2p_channels_per_peer == 2);
   // ... and halves while the rounds of 8 peers times it exceed the p2p channels: 128 ranks are
   // 16 rounds.
   o.nodes = 16;
