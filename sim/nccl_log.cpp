@@ -443,8 +443,8 @@ class LogParser {
       log_.file_nodes = layout->first;
       log_.file_ranks = layout->second;
       if (log_.ranks && *log_.ranks != layout->second)
-        log_.notes.push_back("the file name says " + std::to_string(layout->first) + "n" + std::to_string(layout->second) +
-                             "g but the log has " + std::to_string(*log_.ranks) + " ranks (by its " + log_.ranks_source + ")");
+        log_.notes.push_back("the file name says " + file_layout_word(log_) + " but the log has " +
+                             std::to_string(*log_.ranks) + " ranks (by its " + log_.ranks_source + ")");
     }
     decide_ranks_per_host();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
@@ -842,6 +842,11 @@ class LogParser {
 };
 
 }  // namespace
+
+std::string file_layout_word(const NcclLog& log) {
+  if (!log.file_nodes || !log.file_ranks) return "";
+  return std::to_string(*log.file_nodes) + "n" + std::to_string(*log.file_ranks) + "g";
+}
 
 NcclLog parse_nccl_log(std::istream& in, const std::string& origin) {
   LogParser parser(origin);

@@ -125,6 +125,9 @@ struct NcclLog {
   std::vector<std::string> notes;
 };
 
+// The file name's layout word as the dataset writes it ("2n16g"); empty when it has none.
+std::string file_layout_word(const NcclLog& log);
+
 NcclLog parse_nccl_log(std::istream& in, const std::string& origin);
 // Throws Error "<path>: cannot open file".
 NcclLog read_nccl_log(const std::string& path);

@@ -277,7 +277,7 @@ std::optional<HostlessLayout> layout_without_hosts(const NcclLog& log, int node_
     const int per_node = ranks / l.nodes;
     if (per_node < node_gpus) l.gpus_per_node = per_node;
     l.how = std::to_string(l.nodes) + (l.nodes == 1 ? " node" : " nodes") + " of " + std::to_string(per_node) +
-            " GPUs, as the file name's " + std::to_string(l.nodes) + "n" + std::to_string(ranks) + "g says";
+            " GPUs, as the file name's " + file_layout_word(log) + " says";
     return l;
   }
   if (ranks <= node_gpus || ranks % node_gpus != 0) return std::nullopt;
@@ -590,7 +590,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
       machine.preset.nodes = hosts;
       if (!machine.gpus_per_node && *p.log.ranks_per_host < node_gpus) machine.gpus_per_node = *p.log.ranks_per_host;
       p.machine_from_log = std::to_string(hosts) + " nodes, one per host of the device lines, as the file name's " +
-                           std::to_string(hosts) + "n" + std::to_string(*p.log.ranks) + "g says";
+                           file_layout_word(p.log) + " says";
       p.topology = build_topology(machine);
     } else if (!racks) {
       // The ranks fit one node: they may share one NVLink domain across hosts (a GB200 rack's
