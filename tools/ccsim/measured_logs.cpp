@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -289,23 +290,30 @@ std::optional<HostlessLayout> layout_without_hosts(const NcclLog& log, int node_
   return l;
 }
 
-// The preset of an Azure ND VM size as a summary table of Azure's AI benchmarking guide names it
-// ("ND H100 V5"), or by its size name ("Standard_ND96isr_H100_v5"): 8 SXM GPUs on an HGX board,
-// one InfiniBand NIC per GPU (Azure's VM size pages: ND A100 v4 (Standard_ND96asr_v4) and NDm A100
-// v4 (Standard_ND96amsr_A100_v4) 8 A100 with 8 HDR 200G, ND H100 v5 (Standard_ND96isr_H100_v5) 8
-// H100 with 8 NDR 400G, ND H200 v5 (Standard_ND96isr_H200_v5) 8 H200 with 8 NDR 400G). Empty for
-// anything else.
-std::string azure_vm_preset(const std::string& system) {
+// The machine of an Azure ND VM size as a summary table of Azure's AI benchmarking guide names it
+// ("ND H100 V5"), or by its size name ("Standard_ND96isr_H100_v5"). Azure's VM size pages: ND A100
+// v4 (Standard_ND96asr_v4) and NDm A100 v4 (Standard_ND96amsr_A100_v4) are 8 A100 SXM on an HGX
+// board with 8 HDR 200G, ND H100 v5 (Standard_ND96isr_H100_v5) and ND H200 v5
+// (Standard_ND96isr_H200_v5) 8 H100 / H200 SXM with 8 NDR 400G: one node of the preset. ND GB200
+// v6 (Standard_ND128isr_NDR_GB200_v6) is one compute tray of an NVL72 rack, 4 GB200 GPUs with 4 NDR
+// 400G: the first tray of the gb200-nvl72 preset. Nothing for anything else.
+struct AzureVm {
+  std::string preset;
+  int gpus = 0;  // of each node of the preset; 0: all
+};
+std::optional<AzureVm> azure_vm(const std::string& system) {
   std::string key;
   for (const char ch : system)
     if (std::isalnum(static_cast<unsigned char>(ch))) key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (key.rfind("standard", 0) == 0) key.erase(0, 8);
-  static const std::map<std::string, std::string> presets = {
-      {"nda100v4", "dgx-a100"},       {"ndma100v4", "dgx-a100"},      {"ndh100v5", "dgx-h100"},
-      {"ndh200v5", "dgx-h200"},       {"nd96asrv4", "dgx-a100"},      {"nd96amsra100v4", "dgx-a100"},
-      {"nd96isrh100v5", "dgx-h100"},  {"nd96isrh200v5", "dgx-h200"}};
-  const auto it = presets.find(key);
-  return it == presets.end() ? "" : it->second;
+  static const std::map<std::string, AzureVm> vms = {
+      {"nda100v4", {"dgx-a100", 0}},       {"ndma100v4", {"dgx-a100", 0}},       {"ndh100v5", {"dgx-h100", 0}},
+      {"ndh200v5", {"dgx-h200", 0}},       {"nd96asrv4", {"dgx-a100", 0}},       {"nd96amsra100v4", {"dgx-a100", 0}},
+      {"nd96isrh100v5", {"dgx-h100", 0}},  {"nd96isrh200v5", {"dgx-h200", 0}},  {"ndgb200v6", {"gb200-nvl72", 4}},
+      {"nd128isrndrgb200v6", {"gb200-nvl72", 4}}};
+  const auto it = vms.find(key);
+  if (it == vms.end()) return std::nullopt;
+  return it->second;
 }
 
 // The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
@@ -317,10 +325,13 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
                                                 : ": name the machine with \"topo\" in " + map_entry +
                                                       " (`ccsim topo list`, or a JSON file)";
   if (log.gpu.empty() && log.summary_table) {
-    if (const std::string preset = azure_vm_preset(log.summary_system); !preset.empty()) {
+    if (const auto vm = azure_vm(log.summary_system)) {
       TopologyArgs m = given;
-      m.name = preset;
-      how = preset + ", from the summary table's " + log.summary_system + " (an Azure VM of one " + preset + "-like node)";
+      m.name = vm->preset;
+      if (vm->gpus > 0 && !m.gpus_per_node) m.gpus_per_node = vm->gpus;
+      how = vm->preset + ", from the summary table's " + log.summary_system +
+            (vm->gpus > 0 ? " (an Azure VM of " + std::to_string(vm->gpus) + " of the " + vm->preset + "'s GPUs)"
+                          : " (an Azure VM of one " + vm->preset + "-like node)");
       return m;
     }
   }
@@ -632,7 +643,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
                 p.log.gpus_per_thread_source + " says " + std::to_string(*p.log.gpus_per_thread));
   // Azure's guide runs all_reduce_perf as one process driving every GPU of the VM (its
   // NCCLBandwidth.py: -b 8 -e 8G -f 2 -g <GPUs> -n 40), which its summary tables do not say.
-  const bool azure_summary = p.log.summary_table && !azure_vm_preset(p.log.summary_system).empty();
+  const bool azure_summary = p.log.summary_table && azure_vm(p.log.summary_system).has_value();
   p.gpus_per_thread = p.log.gpus_per_thread.value_or(c.gpus_per_thread.value_or(azure_summary ? p.ranks : 1));
   p.iters = p.log.iters.value_or(azure_summary ? 40 : kNcclTestsIters);
   p.graph_launches = p.log.graph_launches.value_or(0);
