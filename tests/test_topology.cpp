@@ -244,6 +244,11 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
   fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "a", "kind": "cpu"}], "links": []})",
         "devices[1].name: device \"a\" is defined twice");
   fails(R"({"name": "x", "devices": [{"name": "s", "kind": "cpu"}], "links": []})", "devices: no GPU");
+  // A misspelt key is not passed over with its default in place.
+  fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "s", "kind": "nvswitch", "reduce": true}], "links": []})",
+        "t.json: devices[1].reduce: unknown key (expected name, kind, arch, node, reduces)");
+  fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lane": 6})"),
+        "t.json: links[0].lane: unknown key (expected from, to, kind, generation, lanes, bandwidth_gbps)");
   fails(std::string(R"({"name": "x", "net_gdr_level": "NODE", "devices": [)") + two_gpus + R"(], "links": []})",
         "t.json: net_gdr_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
   fails(std::string(R"({"name": "x", "p2p_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",
@@ -339,6 +344,18 @@ TEST_CASE("XML import: VM dumps with hidden NVSwitches, flattened dumps, and err
   CHECK(gb300.gpu_count() == 8);
   CHECK(gb300.gpu_arch() == "blackwell");
   CHECK(path_class(gb300, gb300.gpu(0), gb300.gpu(5)) == "NV18");  // one fabric behind fffffff:ff:ff.0
+  // Two hosts (trays) whose PCIe trees repeat the same bus ids: each host's devices are its own;
+  // the SuperNICs' DMA functions (class 0x0801) that hold a <nic> are the NICs NCCL uses.
+  CHECK(gb300.device(gb300.gpu(0)).name == "n0.gpu@0008:06:00.0");
+  CHECK(gb300.device(gb300.gpu(4)).name == "n1.gpu@0008:06:00.0");
+  REQUIRE(gb300.nics_of_node(0).size() == 8);
+  CHECK(path_class(gb300, gb300.gpu(0), gb300.nics_of_node(0)[0]) == "PXB");
+  CHECK(path_class(gb300, gb300.gpu(0), gb300.nics_of_node(0)[4]) == "PXN");  // the other tray's, through its GPU
+  CHECK(path_class(gb300, gb300.nics_of_node(0)[0], gb300.nics_of_node(0)[4]) == "-");
+  // What `topo import --out` writes reads back the same, NVLS included.
+  const Topology reread = topology_from_json(to_json(gb300), "gb300.json");
+  CHECK(reread.has_nvls());
+  CHECK(to_json(reread) == to_json(gb300));
   const std::string flat = read_shared("data/topologies/azure-ndv4-nccl-topo.xml");
   CHECK_THROWS_WITH_AS(import_nccl_xml(flat, "ndv4.xml"), doctest::Contains("has no sm attribute"), Error);
   const Topology ndv4 = import_nccl_xml(flat, "ndv4.xml", {"ampere"});

@@ -43,8 +43,11 @@ struct Builder {
   Topology& t;
   int switches = 0, nics = 0;
   std::vector<std::pair<int, DeviceId>> gpu_order;  // (rank or dev, device)
-  std::map<std::string, DeviceId> gpu_by_bus;
-  std::vector<std::tuple<DeviceId, std::string, int, std::string, int>> nvlinks;  // gpu, target, count, tclass, sm
+  // A dump of several hosts (an NVLink domain across trays: every host's own PCIe tree, whose bus
+  // ids repeat from host to host) names each host's devices "n<k>.", as the presets name nodes'.
+  std::string prefix;
+  std::map<std::string, DeviceId> gpu_by_bus;  // prefix + bus id
+  std::vector<std::tuple<DeviceId, std::string, std::string, int, std::string, int>> nvlinks;  // gpu, prefix, target, count, tclass, sm
   int max_sm = 0;
 
   Builder(const std::string& txt, const std::string& org, const XmlImportOptions& o, Topology& topology)
@@ -75,7 +78,7 @@ struct Builder {
     if (cls.empty()) fail(pci, "pci element without a class attribute");
     const std::string bus = pci.attribute("busid").as_string();
     if (cls.rfind("0x0604", 0) == 0) {  // bridge: a PCIe switch
-      const DeviceId sw = t.add_device({"pcie" + std::to_string(switches++), DeviceKind::pcie_switch, 0, "", false});
+      const DeviceId sw = t.add_device({prefix + "pcie" + std::to_string(switches++), DeviceKind::pcie_switch, 0, "", false});
       link_up(sw, parent, pci);
       for (auto child : pci.children("pci")) walk_pci(child, sw);
     } else if (cls.rfind("0x03", 0) == 0) {  // display controller: a GPU
@@ -84,17 +87,18 @@ struct Builder {
       max_sm = std::max(max_sm, sm);
       std::string arch = sm > 0 ? family_of_sm(sm) : options.arch;
       if (arch.empty()) fail(pci, "GPU " + bus + " has no sm attribute: give the GPU family (--arch)");
-      const DeviceId id = t.add_device({"gpu@" + bus, DeviceKind::gpu, 0, arch, false});
+      const DeviceId id = t.add_device({prefix + "gpu@" + bus, DeviceKind::gpu, 0, arch, false});
       link_up(id, parent, pci);
-      gpu_by_bus[bus] = id;
+      gpu_by_bus[prefix + bus] = id;
       const int order = gpu ? gpu.attribute("rank").as_int(gpu.attribute("dev").as_int(static_cast<int>(gpu_order.size())))
                             : static_cast<int>(gpu_order.size());
       gpu_order.emplace_back(order, id);
       if (gpu)
         for (auto nv : gpu.children("nvlink"))
-          nvlinks.emplace_back(id, nv.attribute("target").as_string(), nv.attribute("count").as_int(1),
+          nvlinks.emplace_back(id, prefix, nv.attribute("target").as_string(), nv.attribute("count").as_int(1),
                                nv.attribute("tclass").as_string(), sm);
-    } else if (cls.rfind("0x02", 0) == 0) {  // network controller
+    } else if (cls.rfind("0x02", 0) == 0 || pci.child("nic")) {  // a network controller, or a function NCCL uses as one
+                                                                  // (a SuperNIC's DMA function, class 0x0801, holding a <nic>)
       add_nic(parent, pci);
     }
     // Other classes (storage, 0x0680 NVSwitch bridges, ...) carry no collective traffic.
@@ -103,7 +107,7 @@ struct Builder {
   // `pci` carries the link's speed and width; a NIC listed outside any pci element (a socket NIC)
   // gets the defaults of link_up.
   void add_nic(DeviceId parent, const pugi::xml_node& pci) {
-    const DeviceId nic = t.add_device({"nic" + std::to_string(nics++), DeviceKind::nic, 0, "", false});
+    const DeviceId nic = t.add_device({prefix + "nic" + std::to_string(nics++), DeviceKind::nic, 0, "", false});
     link_up(nic, parent, pci);
   }
 };
@@ -120,34 +124,53 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
   Topology topology(origin);
   Builder b(text, origin, options, topology);
   std::vector<DeviceId> cpus;
-  std::string vendor;
+  std::vector<std::string> cpu_hosts;  // each CPU's host_hash
+  std::vector<std::string> hosts;      // in order of appearance
+  for (auto cpu : system.children("cpu"))
+    if (const std::string h = cpu.attribute("host_hash").as_string(); std::find(hosts.begin(), hosts.end(), h) == hosts.end())
+      hosts.push_back(h);
+  std::string vendor, cpu_arch;
   int model = 0;
   for (auto cpu : system.children("cpu")) {
-    const DeviceId id = b.t.add_device({"cpu" + std::string(cpu.attribute("numaid").as_string(std::to_string(cpus.size()).c_str())),
+    const std::string host = cpu.attribute("host_hash").as_string();
+    const auto k = std::find(hosts.begin(), hosts.end(), host) - hosts.begin();
+    b.prefix = hosts.size() > 1 ? "n" + std::to_string(k) + "." : "";
+    const DeviceId id = b.t.add_device({b.prefix + "cpu" + std::string(cpu.attribute("numaid").as_string(std::to_string(cpus.size()).c_str())),
                                          DeviceKind::cpu, 0, "", false});
     cpus.push_back(id);
+    cpu_hosts.push_back(host);
     vendor = cpu.attribute("vendor").as_string();
+    cpu_arch = cpu.attribute("arch").as_string();
     model = cpu.attribute("modelid").as_int(0);
     for (auto pci : cpu.children("pci")) b.walk_pci(pci, id);
     for (auto nic [[maybe_unused]] : cpu.children("nic")) b.add_nic(id, pugi::xml_node());  // socket NICs
   }
+  b.prefix.clear();
   if (cpus.empty()) throw Error(origin + ": <system> has no <cpu> element");
-  const std::string cpu_link = vendor == "AuthenticAMD" ? "xgmi" : (vendor == "GenuineIntel" && model < 143 ? "upi-skl" : "upi-spr");
+  // The sockets of one host are joined (NCCL's own figure for Arm's link, ARM_BW, is grace-nvlink's);
+  // those of different hosts only through what joins their GPUs.
+  const std::string cpu_link = cpu_arch == "arm64"          ? "grace-nvlink"
+                               : vendor == "AuthenticAMD"   ? "xgmi"
+                               : (vendor == "GenuineIntel" && model < 143) ? "upi-skl"
+                                                                          : "upi-spr";
   for (std::size_t i = 0; i < cpus.size(); ++i)
-    for (std::size_t j = i + 1; j < cpus.size(); ++j) b.t.add_link(cpus[i], cpus[j], LinkKind::cpu, cpu_link, 1);
+    for (std::size_t j = i + 1; j < cpus.size(); ++j)
+      if (cpu_hosts[i] == cpu_hosts[j]) b.t.add_link(cpus[i], cpus[j], LinkKind::cpu, cpu_link, 1);
 
   // NVLink: bonds to NVSwitches (one device per target; the hidden VM target stands for the whole
   // fabric), or to a peer GPU (each direction is listed on both GPUs: keep one).
   std::map<std::string, DeviceId> switches;
   std::set<std::pair<DeviceId, DeviceId>> peer_links;
-  for (const auto& [gpu, target, count, tclass, sm] : b.nvlinks) {
+  // A switch target is the fabric, which every host of the dump reaches (an NVLink domain across
+  // trays); a GPU target is a GPU of the same host.
+  for (const auto& [gpu, host, target, count, tclass, sm] : b.nvlinks) {
     if (tclass == "0x068000" || target.rfind("fffffff", 0) == 0) {
       if (!switches.count(target))
         switches[target] = b.t.add_device({"nvswitch" + std::to_string(switches.size()), DeviceKind::nvswitch, 0, "",
                                            sm >= 90});  // NVSwitch gen 3 (Hopper) reduces: NVLS
       b.t.add_link(gpu, switches[target], LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
     } else if (tclass == "0x030200" || tclass == "0x030000") {
-      auto it = b.gpu_by_bus.find(target);
+      auto it = b.gpu_by_bus.find(host + target);
       if (it == b.gpu_by_bus.end() || it->second == gpu) continue;  // providers sometimes point at the GPU itself
       const auto key = std::minmax(gpu, it->second);
       if (peer_links.insert(key).second) b.t.add_link(gpu, it->second, LinkKind::nvlink, nvlink_generation_of_sm(sm), count);

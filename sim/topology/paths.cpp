@@ -41,6 +41,12 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
 
 std::string pcie_class(const Topology& t, DeviceId a, DeviceId b) {
   if (a == b) return "X";
+  if (!t.connected_without_gpus(a, b)) {
+    // A NIC of another tray of a rack-scale NVLink domain (GB200 NVL72): a GPU reaches it only
+    // over NVLink through the GPU beside it, NCCL's PXN path; two such NICs share no path.
+    const bool gpu_end = t.device(a).kind == DeviceKind::gpu || t.device(b).kind == DeviceKind::gpu;
+    return gpu_end ? "PXN" : "-";
+  }
   const Route r = t.path(a, b);
   bool cpu_link = false, net = false, via_cpu = false;
   int pcie_switches = 0;
@@ -156,7 +162,7 @@ nlohmann::json to_json(const Topology& t) {
   for (const auto& d : t.devices()) {
     nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};
     if (!d.arch.empty()) dj["arch"] = d.arch;
-    if (d.in_switch_reduction) dj["in_switch_reduction"] = true;
+    if (d.in_switch_reduction) dj["reduces"] = true;  // the key topology files use (configs/topologies/README.md)
     devices.push_back(dj);
   }
   auto& links = j["links"] = nlohmann::json::array();

@@ -529,6 +529,27 @@ DeviceId Topology::gpu_nic(DeviceId g) const {
   return mine[turn % mine.size()];
 }
 
+bool Topology::connected_without_gpus(DeviceId src, DeviceId dst) const {
+  std::vector<bool> seen(devices_.size(), false);
+  std::deque<DeviceId> queue{src};
+  seen[src] = true;
+  while (!queue.empty()) {
+    const DeviceId v = queue.front();
+    queue.pop_front();
+    if (v == dst) return true;
+    if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
+    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
+      const Link& l = links_[graph_[e]];
+      const DeviceId w = l.a == v ? l.b : l.a;
+      if (!seen[w]) {
+        seen[w] = true;
+        queue.push_back(w);
+      }
+    }
+  }
+  return false;
+}
+
 Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const {
   auto other_end = [&](LinkId l, DeviceId from) { return links_[l].a == from ? links_[l].b : links_[l].a; };
   std::vector<LinkId> via(devices_.size(), SIZE_MAX);

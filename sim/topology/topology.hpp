@@ -183,6 +183,8 @@ class Topology {
   PathLevel p2p_class(std::size_t src_gpu, std::size_t dst_gpu) const;
   // The shortest path between any two devices (GPUs never forward).
   Route path(DeviceId src, DeviceId dst) const;
+  // Whether `path` finds one: a path that passes through no GPU.
+  bool connected_without_gpus(DeviceId src, DeviceId dst) const;
   // NICs in device order (their index is the rail) of one node.
   std::vector<DeviceId> nics_of_node(int node) const;
   // The NIC rank `gpu_index` sends to and receives from other nodes through (see gpu_nic). Error

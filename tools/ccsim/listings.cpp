@@ -42,10 +42,11 @@ Runner add_listings(CLI::App& app) {
   auto import_file = std::make_shared<std::string>();
   auto import_out = std::make_shared<std::string>();
   auto import_options = std::make_shared<topo::SmiImportOptions>();
-  topo_import->add_option("file", *import_file, "nvidia-smi topo -m output")->required();
+  topo_import->add_option("file", *import_file, "An NCCL topology dump (NCCL_TOPO_DUMP_FILE, .xml) or `nvidia-smi topo -m` output")
+      ->required();
   auto arch_given = std::make_shared<bool>(false);
   topo_import->add_option("--arch", import_options->arch,
-                          "GPU timing model (`ccsim model` lists them); XML dumps with `sm` need none")
+                          "GPU timing model (`ccsim model` lists them): `nvidia-smi topo -m` names no GPU; XML dumps with `sm` need none")
       ->capture_default_str()
       ->each([arch_given](const std::string&) { *arch_given = true; });
   topo_import->add_option("--pcie", import_options->pcie_generation, "PCIe generation")->capture_default_str();
@@ -84,6 +85,9 @@ Runner add_listings(CLI::App& app) {
       const bool xml = import_file->size() > 4 && import_file->ends_with(".xml");
       const topo::Topology t = xml ? topo::import_nccl_xml(text, *import_file, {*arch_given ? import_options->arch : ""})
                                    : topo::import_nvidia_smi(text, *import_file, *import_options);
+      if (!xml && !*arch_given)
+        std::cerr << "ccsim: note: " << *import_file << ": nvidia-smi topo -m names no GPU: taken as " << import_options->arch
+                  << " (--arch)\n";
       std::cout << topo::summary(t);
       if (!import_out->empty()) {
         std::ofstream out(*import_out);
