@@ -244,9 +244,11 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
   fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "a", "kind": "cpu"}], "links": []})",
         "devices[1].name: device \"a\" is defined twice");
   fails(R"({"name": "x", "devices": [{"name": "s", "kind": "cpu"}], "links": []})", "devices: no GPU");
+  fails(std::string(R"({"name": "x", "devices": [)") + two_gpus + R"(, {"name": "l", "kind": "net_switch", "latency_us": -1}], "links": []})",
+        "t.json: devices[2].latency_us: expected a number >= 0 (microseconds)");
   // A misspelt key is not passed over with its default in place.
   fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "s", "kind": "nvswitch", "reduce": true}], "links": []})",
-        "t.json: devices[1].reduce: unknown key (expected name, kind, arch, node, reduces)");
+        "t.json: devices[1].reduce: unknown key (expected name, kind, arch, node, reduces, latency_us)");
   fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lane": 6})"),
         "t.json: links[0].lane: unknown key (expected from, to, kind, generation, lanes, bandwidth_gbps)");
   fails(std::string(R"({"name": "x", "net_gdr_level": "NODE", "devices": [)") + two_gpus + R"(], "links": []})",
@@ -389,6 +391,8 @@ TEST_CASE("fabrics: plain two- and three-tier fat trees, NIC generation, switch 
   const Topology xdr = make_preset("dgx-h100", o);
   const Route r = xdr.route(0, 8);
   CHECK(r.device_latency_s == doctest::Approx(0.5e-6));  // the rail's leaf
+  // A file written from it (topo show --format json) keeps the switches' latency.
+  CHECK(topology_from_json(to_json(xdr), "xdr.json").route(0, 8).device_latency_s == doctest::Approx(0.5e-6));
   bool found_xdr = false;
   for (const auto& l : xdr.links()) found_xdr |= l.kind == LinkKind::net && l.generation == "xdr";
   CHECK(found_xdr);

@@ -64,7 +64,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     const auto& d = j["devices"][i];
     const std::string path = origin + ": devices[" + std::to_string(i) + "]";
     if (!d.is_object()) throw Error(path + ": expected an object with name and kind");
-    only_keys(d, {"name", "kind", "arch", "node", "reduces"}, path);
+    only_keys(d, {"name", "kind", "arch", "node", "reduces", "latency_us"}, path);
     Device dev;
     dev.name = string_field(d, "name", path, true);
     if (!d.contains("kind")) throw Error(path + ".kind: missing");
@@ -77,6 +77,11 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (d.contains("reduces")) {
       if (!d["reduces"].is_boolean()) throw Error(path + ".reduces: expected true or false");
       dev.in_switch_reduction = d["reduces"].get<bool>();
+    }
+    if (d.contains("latency_us")) {
+      if (!d["latency_us"].is_number() || d["latency_us"].get<double>() < 0)
+        throw Error(path + ".latency_us: expected a number >= 0 (microseconds)");
+      dev.latency_s = d["latency_us"].get<double>() * 1e-6;
     }
     if (by_name.count(dev.name)) throw Error(path + ".name: device \"" + dev.name + "\" is defined twice");
     by_name[dev.name] = t.add_device(dev);

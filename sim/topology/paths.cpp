@@ -163,6 +163,7 @@ nlohmann::json to_json(const Topology& t) {
     nlohmann::json dj{{"name", d.name}, {"kind", to_string(d.kind)}, {"node", d.node}};
     if (!d.arch.empty()) dj["arch"] = d.arch;
     if (d.in_switch_reduction) dj["reduces"] = true;  // the key topology files use (configs/topologies/README.md)
+    if (d.latency_s > 0) dj["latency_us"] = d.latency_s * 1e6;
     devices.push_back(dj);
   }
   auto& links = j["links"] = nlohmann::json::array();
