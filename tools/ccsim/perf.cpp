@@ -34,6 +34,8 @@ struct PerfArgs {
   std::optional<int> ranks;
   int gpus_per_thread = 1;
   int iters = kNcclTestsIters;
+  int threads = 1;       // nccl-tests -t: accepted, changes nothing (see its help)
+  int warmup_iters = 5;  // nccl-tests -w (its default 5): accepted, changes nothing
   std::string model_file;
   std::string algorithm = "auto";
   std::string protocol = "auto";
@@ -238,6 +240,17 @@ Runner add_perf(CLI::App& app) {
                   "GPUs one host thread drives, as nccl-tests -g: a call takes at least this many times the model's "
                   "host_issue_us plus host_channel_us per channel (the host issues each GPU's launch in turn)")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  // nccl-tests' -t and -w, accepted so that its command lines run as they are.
+  cmd->add_option("-t,--nthreads", args->threads,
+                  "Host threads per process, as nccl-tests -t: each drives -g GPUs and issues their launches beside "
+                  "the others, so only -g enters the host's issue time; the ranks are the machine's (--ranks)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("-w,--warmup_iters", args->warmup_iters,
+                  "Calls before the timed loop, as nccl-tests -w: the simulation has nothing to warm (no first-call "
+                  "setup), so they change nothing")
+      ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
   cmd->add_option("-n,--iters", args->iters,
                   "Calls in the timed loop, as nccl-tests -n: the loop starts idle, so a rooted call (whose calls "
