@@ -114,6 +114,9 @@ Stats stats(std::vector<double> errors) {
 }
 
 std::string stats_text(const Stats& s) {
+  // Not a median of 0%: nothing was compared (every row unreadable or outside the size range, or a
+  // collective NCCL's cost model does not estimate).
+  if (s.n == 0) return "n=0: no rows compared";
   char buf[128];
   std::snprintf(buf, sizeof buf, "median_abs_err=%.1f%% p90_abs_err=%.1f%% n=%zu median_err=%+.1f%%", 100 * s.median,
                 100 * s.p90, s.n, 100 * s.bias);
@@ -509,6 +512,9 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
   for (const auto& [name, t] : by_algorithm)
     std::cout << "algorithm " << name << ": " << t.text(baseline) << " logs=" << algorithm_logs[name].size() << "\n";
   std::cout << "overall: " << overall.text(baseline) << "\n";
+  if (overall.sim.empty())
+    throw Error("no row of any log was compared: their rows were unreadable (the warnings above say why) or outside "
+                "--min-size/--max-size");
   if (!a.calibrated.empty()) {
     // The same rows under the calibrated model: the error before and after calibration.
     AccuracyArgs after = a;
