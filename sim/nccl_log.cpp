@@ -410,7 +410,7 @@ class LogParser {
     if (all_digits(tokens.front())) return take_data_row(number, raw, tokens);
     if (take_nccl_line(number, raw, body, tokens)) return;
     if (take_nccl_debug(number, raw, body, tokens)) return;
-    if (take_command(body, false)) return;
+    if (take_command(number, body, false)) return;
     problem(number, raw, "not nccl-tests output, a data row or a command line");
   }
 
@@ -463,7 +463,7 @@ class LogParser {
     body = trim(body);
     if (body.empty()) return;
     const Tokens tokens = split(body);
-    if (!take_nccl_line(number, raw, body, tokens)) take_command(body, true);
+    if (!take_nccl_line(number, raw, body, tokens)) take_command(number, body, true);
   }
 
   bool take_nccl_line(int number, std::string_view raw, std::string_view body, const Tokens& tokens) {
@@ -499,6 +499,7 @@ class LogParser {
       return true;
     }
     if (tokens.size() >= 4 && tokens[0] == "nThread" && tokens[2] == "nGpus") {
+      run_starts(number);
       const auto gpus = parse_unsigned(tokens[3]);
       if (!gpus || *gpus < 1 || *gpus > 1024) {
         problem(number, raw, "nGpus \"" + std::string(tokens[3]) + "\" is not a GPU count");
@@ -527,6 +528,7 @@ class LogParser {
       return true;
     }
     if (body.starts_with("Collective test starting:")) {
+      run_starts(number);
       if (const auto binary = perf_binary(after_colon(body))) banner_collective_ = collective_named(*binary);
       return true;
     }
@@ -591,7 +593,7 @@ class LogParser {
   // A command line names an nccl-tests binary, starts with a launcher or follows a shell prompt
   // (which also makes "cd ~/nccl-tests" a recognised line). In a comment the binary has to be the
   // program run, so that prose mentioning all_reduce_perf is not taken for a command.
-  bool take_command(std::string_view body, bool commented) {
+  bool take_command(int number, std::string_view body, bool commented) {
     const auto prompted = after_shell_prompt(body);
     std::string_view command = prompted ? *prompted : body;
     if (command.size() >= 2 && command.front() == '`' && command.back() == '`')
@@ -601,6 +603,7 @@ class LogParser {
     if (!commented)
       for (const auto token : split(command)) names_binary = names_binary || perf_binary(token).has_value();
     if (!prompted && !names_binary && !is_launcher(program)) return false;
+    if (names_binary) run_starts(number);
     add_command_part(command);
     return true;
   }
@@ -706,7 +709,15 @@ class LogParser {
   }
 
   // size count type [redop] [root] then time algbw busbw check, once or twice.
+  // A run's header (its command line, nccl-tests' banner or "nThread" line) after another run's
+  // data rows: the file holds several runs, each of which is a log of its own.
+  void run_starts(int number) {
+    if (data_lines_ > data_lines_at_run_start_) log_.run_starts.push_back(number);
+    data_lines_at_run_start_ = data_lines_;
+  }
+
   void take_data_row(int number, std::string_view raw, const Tokens& t) {
+    ++data_lines_;
     try {
       log_.rows.push_back(data_row(number, t));
     } catch (const RowError& e) {
@@ -832,6 +843,7 @@ class LogParser {
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
   std::map<std::string, std::string> reported_env_;  // NCCL's "NCCL_X set by environment to v" lines
   bool continuing_ = false;  // the last command line ended with '\'
+  std::size_t data_lines_ = 0, data_lines_at_run_start_ = 0;  // data rows seen, read or not
   std::string pending_command_;
   bool command_names_binary_ = false;
   std::optional<CollectiveKind> command_collective_, banner_collective_;
@@ -848,10 +860,11 @@ std::string file_layout_word(const NcclLog& log) {
   return std::to_string(*log.file_nodes) + "n" + std::to_string(*log.file_ranks) + "g";
 }
 
-NcclLog parse_nccl_log(std::istream& in, const std::string& origin) {
+NcclLog parse_nccl_log(std::istream& in, const std::string& origin, int first_line, int end_line) {
   LogParser parser(origin);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
+    if (number < first_line || (end_line > 0 && number >= end_line)) continue;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::string_view text = line;
     if (number == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
@@ -860,10 +873,36 @@ NcclLog parse_nccl_log(std::istream& in, const std::string& origin) {
   return parser.finish();
 }
 
-NcclLog read_nccl_log(const std::string& path) {
+NcclLog read_nccl_log(const std::string& path, std::optional<int> run) {
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open file");
-  return parse_nccl_log(in, path);
+  NcclLog whole = parse_nccl_log(in, path);
+  const int runs = static_cast<int>(whole.run_starts.size()) + 1;
+  if (run && (*run < 1 || *run > runs))
+    throw Error(path + ": run " + std::to_string(*run) + " asked for, but the file holds " +
+                (runs == 1 ? std::string("one run") : std::to_string(runs) + " runs"));
+  if (runs == 1) return whole;
+  auto part = [&](int k) {  // 1-based
+    std::ifstream again(path);
+    return parse_nccl_log(again, path, k == 1 ? 1 : whole.run_starts[static_cast<std::size_t>(k - 2)],
+                          k == runs ? 0 : whole.run_starts[static_cast<std::size_t>(k - 1)]);
+  };
+  if (run) {
+    NcclLog one = part(*run);
+    one.run = *run;
+    one.runs = runs;
+    return one;
+  }
+  std::string list;
+  for (int k = 1; k <= runs; ++k) {
+    const NcclLog p = part(k);
+    list += std::string(k > 1 ? "; " : "") + std::to_string(k) + " from line " +
+            std::to_string(k == 1 ? 1 : whole.run_starts[static_cast<std::size_t>(k - 2)]) + ": " +
+            (p.collective ? std::string(to_string(*p.collective)) : std::string("collective not said")) + ", " +
+            std::to_string(p.rows.size()) + " rows";
+  }
+  throw Error(path + ": the file holds " + std::to_string(runs) + " nccl-tests runs (" + list +
+              "): name one with --run N (a map entry's \"run\"), or give each its own file");
 }
 
 }  // namespace ccsim

@@ -118,6 +118,11 @@ struct NcclLog {
   // Every non-empty line that is neither a data row nor recognised output around it (comments,
   // nccl-tests' headers and footers with or without '#', device lines, the command and shell lines).
   std::vector<LogProblem> problems;
+  // The lines where a second, third, ... run begins, in a file holding several (each its command
+  // line or nccl-tests header after the rows of the one before); empty for a file of one run.
+  std::vector<int> run_starts;
+  // The run read_nccl_log picked (1-based) of the file's `runs`; 0 where the file holds one.
+  int run = 0, runs = 1;
   std::optional<double> avg_busbw_gbps;    // "# Avg bus bandwidth : X"
   std::optional<long long> out_of_bounds;  // "# Out of bounds values : N OK"
   // Doubts about the log as a whole, one sentence each: sources of the collective or of the rank
@@ -128,8 +133,11 @@ struct NcclLog {
 // The file name's layout word as the dataset writes it ("2n16g"); empty when it has none.
 std::string file_layout_word(const NcclLog& log);
 
-NcclLog parse_nccl_log(std::istream& in, const std::string& origin);
-// Throws Error "<path>: cannot open file".
-NcclLog read_nccl_log(const std::string& path);
+// Lines outside [first_line, end_line) are passed over (numbers count every line): one run of a
+// file that holds several.
+NcclLog parse_nccl_log(std::istream& in, const std::string& origin, int first_line = 1, int end_line = 0);
+// Throws Error "<path>: cannot open file". Of a file holding several runs, `run` (1-based) picks
+// one; without it, such a file is an error naming them (one run's rows are not another's).
+NcclLog read_nccl_log(const std::string& path, std::optional<int> run = std::nullopt);
 
 }  // namespace ccsim

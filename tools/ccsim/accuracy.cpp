@@ -38,6 +38,7 @@ struct AccuracyArgs {
   std::string select = "nccl";
   std::string algorithm = "auto";
   std::string collective;  // --collective: what the LOG files measured, where they do not say
+  std::optional<int> run;  // --run: the run of LOG files that hold several
   std::string protocol = "auto";
   std::string check_limit = "16M";
   std::string only;
@@ -83,6 +84,7 @@ struct LogResult {
   std::string from_command;      // PreparedLog::from_command
   std::string nccl_env_settings;  // the NCCL settings the run followed (EnvSettings: log's, map's, --nccl-env)
   bool from_report = false;      // PreparedLog::from_report
+  int runs = 1;  // of the file, whose run c.run is compared where it holds several
   std::vector<RowResult> rows;
 };
 
@@ -163,6 +165,7 @@ std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
   out.machine_from_log = prepared.machine_from_log;
+  out.runs = prepared.log.runs;
   // Where neither the command nor the map names the model, the log's release (or era) chose it.
   const bool model_from_log = a.model_file.empty() && prepared.c.model.empty();
   const std::string release = model_release(prepared);
@@ -280,7 +283,9 @@ void run_cases(const std::vector<LogCase>& cases, const AccuracyArgs& a, bool pr
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
   const int release = r.nccl_release >= 18 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
-  o << "# " << r.c.log << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
+  o << "# " << r.c.log
+    << (r.c.run && r.runs > 1 ? " (run " + std::to_string(*r.c.run) + " of " + std::to_string(r.runs) + ")" : "")
+    << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
     << r.model << ", NCCL 2." << release << "'s choices), " << r.column << ", class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
@@ -434,7 +439,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
                     " flagged unhealthy (times no healthy machine gives): pass --all to run " + (named == 1 ? "it" : "them"));
     }
   }
-  for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
+  for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective, a.run))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE");
   const nccl::EnvSettings nccl_env_settings = parse_nccl_env(a.nccl_env);
@@ -475,7 +480,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
         by_class_large[r.c.system_class].add(x);
       }
     }
-    std::cout << std::filesystem::path(c.log).filename().string() << ": " << t.text(baseline) << "\n";
+    std::cout << std::filesystem::path(c.log).filename().string() << (c.run ? "#" + std::to_string(*c.run) : "") << ": "
+              << t.text(baseline) << "\n";
     const Regimes regime = regimes(r.rows);
     if (const std::string text = regimes_text(regime); !text.empty()) std::cout << "#   measured: " << text << "\n";
     std::cout << "\n";
@@ -493,7 +499,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       }
       rows.push_back(jr);
     }
-    json.push_back({{"log", c.log}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
+    json.push_back({{"log", c.log}, {"run", c.run ? nlohmann::json(*c.run) : nlohmann::json()}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
                     {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"bandwidth_ratio", regime.bandwidth ? nlohmann::json(*regime.bandwidth) : nlohmann::json()},
@@ -575,7 +581,7 @@ Runner add_accuracy(CLI::App& app) {
       ->capture_default_str();
   add_run_choice_options(cmd, args->algorithm, args->protocol);
   add_nccl_env_option(cmd, args->nccl_env);
-  add_collective_option(cmd, args->collective);
+  add_collective_option(cmd, args->collective, args->run);
   cmd->add_option("--check-limit", args->check_limit, "Data-check sizes up to this (host memory)")->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "Only the summary lines, not every size");
   cmd->add_flag("--by-algorithm", args->by_algorithm,

@@ -50,6 +50,7 @@ struct CalibrateArgs {
   std::string min_size = "1", max_size = "1T";
   std::string algorithm = "auto", protocol = "auto";
   std::string collective;  // --collective: what the LOG files measured, where they do not say
+  std::optional<int> run;  // --run: the run of LOG files that hold several
   std::vector<std::string> nccl_env;  // --nccl-env: channel settings for every log, over what it says
   int max_iterations = 25;
   double huber = 0.05;
@@ -241,7 +242,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
   }
   if (!a.map_file.empty() && cases.empty() && a.logs.empty() && !a.only.empty())
     throw only_names_nothing(a.only, a.map_file);
-  for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective))
+  for (auto& c : command_line_cases(cmd, a.logs, a.topology, a.algorithm, a.protocol, a.collective, a.run))
     cases.push_back(std::move(c));
   if (cases.empty()) throw Error("no logs: name LOG files, or --map FILE --only TEXT");
   const nccl::EnvSettings nccl_env_settings = parse_nccl_env(a.nccl_env);
@@ -521,7 +522,7 @@ Runner add_calibrate(CLI::App& app) {
   cmd->add_option("--max-size", a->max_size, "Skip sizes above this")->capture_default_str();
   add_run_choice_options(cmd, a->algorithm, a->protocol);
   add_nccl_env_option(cmd, a->nccl_env);
-  add_collective_option(cmd, a->collective);
+  add_collective_option(cmd, a->collective, a->run);
   cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")->capture_default_str();
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");

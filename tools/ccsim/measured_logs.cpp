@@ -64,6 +64,18 @@ std::vector<LogCase> read_map(const std::string& file) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
     const std::string where = "logs[" + std::to_string(i) + "]";
+    // A misspelt key would leave its default in place unseen.
+    static constexpr const char* kKeys[] = {"log", "topo", "class", "nodes", "gpus_per_node", "nics_per_node", "nic",
+                                            "pcie_p2p", "net_gdr_level", "p2p_level", "p2p_pxn_level", "gpus_per_thread",
+                                            "set", "healthy", "slow", "algo", "proto", "model", "nccl", "note",
+                                            "nccl_env", "run"};
+    if (e.is_object())
+      for (const auto& [key, value] : e.items())
+        if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
+          std::string known;
+          for (const char* k : kKeys) known += std::string(known.empty() ? "" : ", ") + k;
+          throw Error(file + ": " + where + "." + key + ": unknown key (expected " + known + ")");
+        }
     LogCase c;
     c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
     // An entry without "topo" takes the machine its log's device lines name, and one without
@@ -122,6 +134,10 @@ std::vector<LogCase> read_map(const std::string& file) {
       c.nccl = *nccl;
     }
     if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
+    if (e.contains("run")) {
+      c.run = need(e, "run", where, is_int, "an integer, the run of a file holding several (1 for the first)").get<int>();
+      if (*c.run < 1) throw Error(file + ": " + where + ".run: expected 1 or more");
+    }
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
                              "an object of NCCL settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16, \"NCCL_PROTO\": \"^LL128\"}");
@@ -199,7 +215,12 @@ void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& 
         ->capture_default_str();
 }
 
-void add_collective_option(CLI::App* cmd, std::string& collective) {
+void add_collective_option(CLI::App* cmd, std::string& collective, std::optional<int>& run) {
+  cmd->add_option("--run", run,
+                  "Of LOG files that each hold several nccl-tests runs one after another (say, a pasted session "
+                  "of all_reduce_perf then all_gather_perf), the run to compare, 1 for the first; such a file "
+                  "without it is an error that lists its runs")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--collective", collective,
                   "The collective the LOG files measured (all_reduce, all_gather, ...), for logs that do not say: "
                   "no nccl-tests command line, no '# Collective test starting: X_perf' line and no collective in "
@@ -216,14 +237,18 @@ void add_collective_option(CLI::App* cmd, std::string& collective) {
 
 std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<std::string>& logs,
                                         const TopologyArgs& topology, const std::string& algorithm,
-                                        const std::string& protocol, const std::string& collective) {
+                                        const std::string& protocol, const std::string& collective,
+                                        std::optional<int> run) {
   if (logs.empty() && cmd.count("--collective") > 0)
     throw Error("--collective names what the LOG files on the command line measured; a --map entry's log says it "
                 "itself (name the LOG files, or drop --collective)");
+  if (logs.empty() && run)
+    throw Error("--run picks a run of the LOG files on the command line; a --map entry names its own (\"run\")");
   std::vector<LogCase> cases;
   for (const auto& log : logs) {
     cases.push_back(log_case(log, topology, algorithm, protocol));
     cases.back().collective = collective;
+    cases.back().run = run;
   }
   return cases;
 }
@@ -558,7 +583,7 @@ void follow_hca_list(PreparedLog& p, TopologyArgs& machine) {
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size) {
   PreparedLog p;
   p.c = c;
-  p.log = read_nccl_log(c.log);
+  p.log = read_nccl_log(c.log, c.run);
   for (const auto& problem : p.log.problems)
     std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
   for (const auto& warned : p.log.nccl_warnings)

@@ -37,6 +37,9 @@ struct LogCase {
   // The collective the run measured, as the command line names it (--collective), for logs that
   // do not say (no nccl-tests command, banner or telling file name); empty: the log's own.
   std::string collective;
+  // Of a file holding several nccl-tests runs, the one to compare (1-based; --run, a map entry's
+  // "run"); empty: the file must hold one.
+  std::optional<int> run;
   // The command's NCCL channel settings (--nccl-env), over the log's own.
   nccl::EnvSettings nccl_env_settings;
   // The map entry the case comes from ("map.json: logs[3]"), where an error about its machine
@@ -57,13 +60,14 @@ void refuse_map_choices_without_map(const CLI::App& cmd);
 
 // The --algo and --proto options of a command that simulates logs (accuracy, calibrate).
 void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol);
-// Their --collective option, for the LOG files they name.
-void add_collective_option(CLI::App* cmd, std::string& collective);
+// Their --collective and --run options, for the LOG files they name.
+void add_collective_option(CLI::App* cmd, std::string& collective, std::optional<int>& run);
 // The LOG files a command names, each with its machine, run choice and --collective (refused when
 // it names none: a --map entry's log says its collective itself).
 std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<std::string>& logs,
                                         const TopologyArgs& topology, const std::string& algorithm,
-                                        const std::string& protocol, const std::string& collective);
+                                        const std::string& protocol, const std::string& collective,
+                                        std::optional<int> run);
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
