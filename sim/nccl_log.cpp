@@ -899,7 +899,7 @@ NcclLog read_nccl_log(const std::string& path, std::optional<int> run) {
     list += std::string(k > 1 ? "; " : "") + std::to_string(k) + " from line " +
             std::to_string(k == 1 ? 1 : whole.run_starts[static_cast<std::size_t>(k - 2)]) + ": " +
             (p.collective ? std::string(to_string(*p.collective)) : std::string("collective not said")) + ", " +
-            std::to_string(p.rows.size()) + " rows";
+            std::to_string(p.rows.size()) + (p.rows.size() == 1 ? " row" : " rows");
   }
   throw Error(path + ": the file holds " + std::to_string(runs) + " nccl-tests runs (" + list +
               "): name one with --run N (a map entry's \"run\"), or give each its own file");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -533,6 +534,7 @@ TEST_CASE("nccl log: every measured log parses" * doctest::skip(!std::filesystem
     CHECK(log.rows.size() >= 1);
     CHECK(log.collective.has_value());
     CHECK(log.summary_table == (name.find("-summary-") != std::string::npos));
+    CHECK(log.run_starts.empty());  // one run a file, as INDEX.md lists them
 
     const auto expected = kExpectedProblems.find(name);
     CHECK(problem_lines(log) == (expected == kExpectedProblems.end() ? std::vector<int>{} : expected->second));
@@ -663,4 +665,37 @@ TEST_CASE("text: lists as NCCL settings write them split, trimmed, empty items l
   CHECK(split_list("").empty());
   CHECK(split_list(",,").empty());
   CHECK(trim("  x\t\n") == "x");
+}
+
+TEST_CASE("nccl log: a file of several runs says where each begins, and one can be read alone") {
+  // A pasted session (synthetic): all_reduce_perf's run, then all_gather_perf's.
+  const std::string text =
+      "$ ./build/all_reduce_perf -b 1M -e 1M -g 2\n"                                  // 1
+      "#  Rank  0 Group  0 Pid   1 on h device  0 [0x1b] NVIDIA H100 80GB HBM3\n"   // 2
+      "#  Rank  1 Group  0 Pid   1 on h device  1 [0x43] NVIDIA H100 80GB HBM3\n"   // 3
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.00   52.43   52.43      0\n"
+      "# Avg bus bandwidth    : 52.43\n"                                               // 6
+      "$ ./build/all_gather_perf -b 1M -e 1M -g 2\n"                                  // 7
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        131072     float    none      -1    15.00   69.91   34.95      0    14.00   74.90   37.45      0\n";
+  const auto path = (std::filesystem::temp_directory_path() / "ccsim-two-runs-test.log").string();
+  {
+    std::ofstream out(path);
+    out << text;
+  }
+  std::istringstream in(text);
+  const NcclLog whole = parse_nccl_log(in, path);
+  CHECK(whole.run_starts == std::vector<int>{7});  // the second command line, after the first run's rows
+  CHECK_THROWS_WITH_AS(read_nccl_log(path), doctest::Contains("the file holds 2 nccl-tests runs (1 from line 1: all_reduce, 1 row; 2 from line 7: all_gather, 1 row)"), Error);
+  const NcclLog second = read_nccl_log(path, 2);
+  REQUIRE(second.collective.has_value());
+  CHECK(*second.collective == CollectiveKind::all_gather);
+  REQUIRE(second.rows.size() == 1);
+  CHECK(second.rows.front().line == 9);  // numbered as in the file
+  CHECK(second.run == 2);
+  CHECK(second.runs == 2);
+  CHECK(read_nccl_log(path, 1).rows.front().line == 5);
+  CHECK_THROWS_WITH_AS(read_nccl_log(path, 3), doctest::Contains("run 3 asked for, but the file holds 2 runs"), Error);
+  std::filesystem::remove(path);
 }
