@@ -708,7 +708,6 @@ class LogParser {
     log_.summary_table = true;
   }
 
-  // size count type [redop] [root] then time algbw busbw check, once or twice.
   // A run's header (its command line, nccl-tests' banner or "nThread" line) after another run's
   // data rows: the file holds several runs, each of which is a log of its own.
   void run_starts(int number) {
@@ -716,6 +715,7 @@ class LogParser {
     data_lines_at_run_start_ = data_lines_;
   }
 
+  // size count type [redop] [root] then time algbw busbw check, once or twice.
   void take_data_row(int number, std::string_view raw, const Tokens& t) {
     ++data_lines_;
     try {

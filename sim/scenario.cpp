@@ -33,12 +33,7 @@ struct Reader {
   // Unknown keys are errors: a misspelt "node" must not silently run the base machine.
   void only_keys(const json& obj, const std::string& path, const std::vector<std::string>& allowed) const {
     if (!obj.is_object()) fail(path.empty() ? "(top level)" : path, "expected an object");
-    for (const auto& [key, value] : obj.items()) {
-      if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(join(path, key), "unknown key (expected one of " + list + ")");
-    }
+    require_known_keys(obj, allowed, origin, path);
   }
 
   static std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }

@@ -1,5 +1,6 @@
 #include "sim/text_file.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -26,5 +27,15 @@ nlohmann::json parse_json(const std::string& text, const std::string& origin) {
 }
 
 nlohmann::json read_json_file(const std::string& path) { return parse_json(read_text_file(path), path); }
+
+void require_known_keys(const nlohmann::json& object, const std::vector<std::string>& allowed, const std::string& origin,
+                        const std::string& path) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    throw Error(origin + ": " + (path.empty() ? key : path + "." + key) + ": unknown key (expected one of " + list + ")");
+  }
+}
 
 }  // namespace ccsim

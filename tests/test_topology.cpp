@@ -248,9 +248,9 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
         "t.json: devices[2].latency_us: expected a number >= 0 (microseconds)");
   // A misspelt key is not passed over with its default in place.
   fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "s", "kind": "nvswitch", "reduce": true}], "links": []})",
-        "t.json: devices[1].reduce: unknown key (expected name, kind, arch, node, reduces, latency_us)");
+        "t.json: devices[1].reduce: unknown key (expected one of name, kind, arch, node, reduces, latency_us)");
   fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lane": 6})"),
-        "t.json: links[0].lane: unknown key (expected from, to, kind, generation, lanes, bandwidth_gbps)");
+        "t.json: links[0].lane: unknown key (expected one of from, to, kind, generation, lanes, bandwidth_gbps)");
   fails(std::string(R"({"name": "x", "net_gdr_level": "NODE", "devices": [)") + two_gpus + R"(], "links": []})",
         "t.json: net_gdr_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
   fails(std::string(R"({"name": "x", "p2p_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",

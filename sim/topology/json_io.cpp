@@ -1,6 +1,5 @@
 #include "sim/topology/json_io.hpp"
 
-#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -42,16 +41,6 @@ std::string string_field(const nlohmann::json& obj, const char* key, const std::
   return obj[key].get<std::string>();
 }
 
-// A misspelt key ("reduce", "lane") would otherwise leave its default in place unseen.
-void only_keys(const nlohmann::json& obj, std::initializer_list<const char*> known, const std::string& path) {
-  for (const auto& [key, value] : obj.items()) {
-    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
-    std::string list;
-    for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
-    throw Error(path + "." + key + ": unknown key (expected " + list + ")");
-  }
-}
-
 }  // namespace
 
 Topology topology_from_json(const nlohmann::json& j, const std::string& origin) {
@@ -64,7 +53,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     const auto& d = j["devices"][i];
     const std::string path = origin + ": devices[" + std::to_string(i) + "]";
     if (!d.is_object()) throw Error(path + ": expected an object with name and kind");
-    only_keys(d, {"name", "kind", "arch", "node", "reduces", "latency_us"}, path);
+    require_known_keys(d, {"name", "kind", "arch", "node", "reduces", "latency_us"}, origin, "devices[" + std::to_string(i) + "]");
     Device dev;
     dev.name = string_field(d, "name", path, true);
     if (!d.contains("kind")) throw Error(path + ".kind: missing");
@@ -93,7 +82,7 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (!l.is_object()) throw Error(path + ": expected an object with from, to, kind, generation and lanes");
     // bandwidth_gbps: what `topo import --out` writes beside each link for the reader, derived
     // from the generation and lanes.
-    only_keys(l, {"from", "to", "kind", "generation", "lanes", "bandwidth_gbps"}, path);
+    require_known_keys(l, {"from", "to", "kind", "generation", "lanes", "bandwidth_gbps"}, origin, "links[" + std::to_string(i) + "]");
     auto endpoint = [&](const char* key) {
       const std::string name = string_field(l, key, path, true);
       auto it = by_name.find(name);

@@ -64,18 +64,11 @@ std::vector<LogCase> read_map(const std::string& file) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const auto& e = entries[i];
     const std::string where = "logs[" + std::to_string(i) + "]";
-    // A misspelt key would leave its default in place unseen.
-    static constexpr const char* kKeys[] = {"log", "topo", "class", "nodes", "gpus_per_node", "nics_per_node", "nic",
-                                            "pcie_p2p", "net_gdr_level", "p2p_level", "p2p_pxn_level", "gpus_per_thread",
-                                            "set", "healthy", "slow", "algo", "proto", "model", "nccl", "note",
-                                            "nccl_env", "run"};
     if (e.is_object())
-      for (const auto& [key, value] : e.items())
-        if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) == std::end(kKeys)) {
-          std::string known;
-          for (const char* k : kKeys) known += std::string(known.empty() ? "" : ", ") + k;
-          throw Error(file + ": " + where + "." + key + ": unknown key (expected " + known + ")");
-        }
+      require_known_keys(e, {"log", "topo", "class", "nodes", "gpus_per_node", "nics_per_node", "nic", "pcie_p2p",
+                             "net_gdr_level", "p2p_level", "p2p_pxn_level", "gpus_per_thread", "set", "healthy", "slow",
+                             "algo", "proto", "model", "nccl", "note", "nccl_env", "run"},
+                         file, where);
     LogCase c;
     c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
     // An entry without "topo" takes the machine its log's device lines name, and one without
