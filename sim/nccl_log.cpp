@@ -416,6 +416,9 @@ class LogParser {
 
   NcclLog finish() {
     if (continuing_) finish_command();
+    // A command line or header after the last rows, with none of its own (an echo of the command
+    // at the end, a run that printed nothing): no run of its own.
+    if (!log_.run_starts.empty() && data_lines_ == data_lines_at_run_start_) log_.run_starts.pop_back();
     if (!log_.gpus_per_thread) {
       if (const auto g = command_option(log_.command, "-g", "--ngpus", 1024, false)) {
         log_.gpus_per_thread = *g;

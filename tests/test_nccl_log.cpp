@@ -698,4 +698,7 @@ TEST_CASE("nccl log: a file of several runs says where each begins, and one can 
   CHECK(read_nccl_log(path, 1).rows.front().line == 5);
   CHECK_THROWS_WITH_AS(read_nccl_log(path, 3), doctest::Contains("run 3 asked for, but the file holds 2 runs"), Error);
   std::filesystem::remove(path);
+  // A command echoed after the only run's rows starts no run of its own.
+  std::istringstream echoed(text.substr(0, text.find("     1048576        131072")) );
+  CHECK(parse_nccl_log(echoed, "echo.log").run_starts.empty());
 }
