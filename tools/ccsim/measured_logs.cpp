@@ -582,6 +582,10 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   for (const auto& warned : p.log.nccl_warnings)
     std::cerr << "ccsim: warning: " << c.log << ":" << warned.line << ": " << warned.why << ": " << warned.text << "\n";
   for (const auto& note : p.log.notes) std::cerr << "ccsim: warning: " << c.log << ": " << note << "\n";
+  if (p.log.rows.empty())
+    throw Error(c.log + ": no nccl-tests data row (size, count, type, ... time, algbw, busbw)" +
+                (p.log.problems.empty() ? std::string(": the file holds none")
+                                        : ": " + std::to_string(p.log.problems.size()) + " line(s) could not be read (the warnings above)"));
   if (!c.collective.empty()) {
     const CollectiveKind named = parse_collective(c.collective);
     if (p.log.collective && *p.log.collective != named)
