@@ -354,6 +354,25 @@ TEST_CASE("XML import: VM dumps with hidden NVSwitches, flattened dumps, and err
   CHECK(path_class(gb300, gb300.gpu(0), gb300.nics_of_node(0)[0]) == "PXB");
   CHECK(path_class(gb300, gb300.gpu(0), gb300.nics_of_node(0)[4]) == "PXN");  // the other tray's, through its GPU
   CHECK(path_class(gb300, gb300.nics_of_node(0)[0], gb300.nics_of_node(0)[4]) == "-");
+  // Two hosts whose GPUs name their own NVSwitch by its bus id (not the fabric's hidden target)
+  // keep a switch each: the same bus id on two hosts is two chips.
+  const std::string two_hosts = R"(<system version="1">
+  <cpu host_hash="0x1" numaid="0" vendor="GenuineIntel" modelid="143">
+    <pci busid="0000:1b:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="90" rank="0"><nvlink target="0000:05:00.0" count="18" tclass="0x068000"/></gpu>
+    </pci>
+  </cpu>
+  <cpu host_hash="0x2" numaid="0" vendor="GenuineIntel" modelid="143">
+    <pci busid="0000:1b:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="90" rank="1"><nvlink target="0000:05:00.0" count="18" tclass="0x068000"/></gpu>
+    </pci>
+  </cpu>
+</system>)";
+  const Topology separate = import_nccl_xml(two_hosts, "two-hosts.xml");
+  int nvswitches = 0;
+  for (const auto& d : separate.devices()) nvswitches += d.kind == DeviceKind::nvswitch;
+  CHECK(nvswitches == 2);
+  CHECK(separate.device(separate.gpu(1)).name == "n1.gpu@0000:1b:00.0");
   // What `topo import --out` writes reads back the same, NVLS included.
   const Topology reread = topology_from_json(to_json(gb300), "gb300.json");
   CHECK(reread.has_nvls());

@@ -161,14 +161,15 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
   // fabric), or to a peer GPU (each direction is listed on both GPUs: keep one).
   std::map<std::string, DeviceId> switches;
   std::set<std::pair<DeviceId, DeviceId>> peer_links;
-  // A switch target is the fabric, which every host of the dump reaches (an NVLink domain across
-  // trays); a GPU target is a GPU of the same host.
+  // The hidden fabric target is one NVLink domain, which every host of the dump reaches (trays of a
+  // rack); any other target is a device of the GPU's own host.
   for (const auto& [gpu, host, target, count, tclass, sm] : b.nvlinks) {
     if (tclass == "0x068000" || target.rfind("fffffff", 0) == 0) {
-      if (!switches.count(target))
-        switches[target] = b.t.add_device({"nvswitch" + std::to_string(switches.size()), DeviceKind::nvswitch, 0, "",
-                                           sm >= 90});  // NVSwitch gen 3 (Hopper) reduces: NVLS
-      b.t.add_link(gpu, switches[target], LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
+      const std::string key = target.rfind("fffffff", 0) == 0 ? target : host + target;
+      if (!switches.count(key))
+        switches[key] = b.t.add_device({"nvswitch" + std::to_string(switches.size()), DeviceKind::nvswitch, 0, "",
+                                        sm >= 90});  // NVSwitch gen 3 (Hopper) reduces: NVLS
+      b.t.add_link(gpu, switches[key], LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
     } else if (tclass == "0x030200" || tclass == "0x030000") {
       auto it = b.gpu_by_bus.find(host + target);
       if (it == b.gpu_by_bus.end() || it->second == gpu) continue;  // providers sometimes point at the GPU itself
