@@ -120,7 +120,12 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
   if (!parsed)
     throw Error(origin + ":" + std::to_string(line_of(text, parsed.offset)) + ": XML error: " + parsed.description());
   const pugi::xml_node system = doc.child("system");
-  if (!system) throw Error(origin + ": no <system> element (not an NCCL topology dump)");
+  if (!system) {
+    if (doc.child("graphs"))
+      throw Error(origin + ": no <system> element: <graphs> is NCCL's search result (NCCL_GRAPH_DUMP_FILE), not the "
+                           "machine; import its topology dump (NCCL_TOPO_DUMP_FILE)");
+    throw Error(origin + ": no <system> element (not an NCCL topology dump)");
+  }
   Topology topology(origin);
   Builder b(text, origin, options, topology);
   std::vector<DeviceId> cpus;
