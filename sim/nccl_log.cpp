@@ -254,6 +254,9 @@ struct Layout {
   bool root = false;  // new layout, and old broadcast/reduce
   CheckColumn check = CheckColumn::unknown;
   int placements = 2;
+  // Columns the header names after the last check column, which every row carries too: ccsim perf's
+  // "algorithm proto ch".
+  int trailing = 0;
 };
 
 std::optional<Layout> column_header(const Tokens& t) {
@@ -262,9 +265,11 @@ std::optional<Layout> column_header(const Tokens& t) {
   layout.known = true;
   layout.root = std::find(t.begin(), t.end(), "root") != t.end();
   layout.placements = std::max<int>(1, static_cast<int>(std::count(t.begin(), t.end(), "time")));
-  for (const auto token : t) {
-    if (token == "#wrong" || token == "wrong") layout.check = CheckColumn::wrong;
-    if (token == "error") layout.check = CheckColumn::error;
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    const bool wrong = t[k] == "#wrong" || t[k] == "wrong";
+    if (wrong) layout.check = CheckColumn::wrong;
+    if (t[k] == "error") layout.check = CheckColumn::error;
+    if (wrong || t[k] == "error") layout.trailing = static_cast<int>(t.size() - k - 1);
   }
   return layout;
 }
@@ -530,6 +535,14 @@ class LogParser {
       }
       return true;
     }
+    // ccsim perf's own table: "# ccsim perf all_gather: 8 ranks on dgx-h100, model hopper".
+    if (tokens.size() >= 3 && tokens[0] == "ccsim" && tokens[1] == "perf") {
+      run_starts(number);
+      std::string_view name = tokens[2];
+      if (name.ends_with(':')) name.remove_suffix(1);
+      if (const auto kind = collective_named(name)) banner_collective_ = kind;
+      return true;
+    }
     if (body.starts_with("Collective test starting:")) {
       run_starts(number);
       if (const auto binary = perf_binary(after_colon(body))) banner_collective_ = collective_named(*binary);
@@ -752,7 +765,8 @@ class LogParser {
       row.root = static_cast<int>(*root);
       ++i;
     }
-    const std::size_t values = t.size() - i;
+    const auto trailing = static_cast<std::size_t>(layout_.trailing);
+    const std::size_t values = t.size() - i >= 4 + trailing ? t.size() - i - trailing : t.size() - i;
     const bool both = values == 8 && layout_.placements >= 2;
     if (values != 4 && !both)
       throw RowError{"expected 4 or 8 values (time algbw busbw " +
