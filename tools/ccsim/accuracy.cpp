@@ -38,7 +38,7 @@ struct AccuracyArgs {
   std::string select = "nccl";
   std::string algorithm = "auto";
   std::string collective;  // --collective: what the LOG files measured, where they do not say
-  std::optional<int> run;  // --run: the run of LOG files that hold several
+  std::string run;  // --run: the run of LOG files that hold several (N or all)
   std::string protocol = "auto";
   std::string check_limit = "16M";
   std::string only;

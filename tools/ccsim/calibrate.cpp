@@ -50,7 +50,7 @@ struct CalibrateArgs {
   std::string min_size = "1", max_size = "1T";
   std::string algorithm = "auto", protocol = "auto";
   std::string collective;  // --collective: what the LOG files measured, where they do not say
-  std::optional<int> run;  // --run: the run of LOG files that hold several
+  std::string run;  // --run: the run of LOG files that hold several (N or all)
   std::vector<std::string> nccl_env;  // --nccl-env: channel settings for every log, over what it says
   int max_iterations = 25;
   double huber = 0.05;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +30,35 @@ namespace {
 std::filesystem::path resolve_relative(const std::filesystem::path& base_file, const std::string& p) {
   const std::filesystem::path path(p);
   return path.is_absolute() ? path : base_file.parent_path() / path;
+}
+
+// --run / a map entry's "run": a run (1-based), 0 for all, nothing where not given.
+std::optional<int> parse_run(const std::string& text, const std::string& what) {
+  if (text.empty()) return std::nullopt;
+  if (text == "all") return 0;
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
+    throw Error((what.empty() ? "" : what + " ") + "\"" + text + "\": expected the run of a file holding several (1 for the first), or all");
+  return n;
+}
+
+// The case for the run asked for, or one case per run of the file for all.
+void push_runs(std::vector<LogCase>& cases, LogCase c, std::optional<int> run) {
+  if (!run || *run > 0) {
+    c.run = run;
+    cases.push_back(std::move(c));
+    return;
+  }
+  // all: each run of the file a case of its own (the file read once here, to count them).
+  std::ifstream in(c.log);
+  if (!in) throw Error(c.log + ": cannot open file");
+  const int runs = static_cast<int>(parse_nccl_log(in, c.log).run_starts.size()) + 1;
+  for (int k = 1; k <= runs; ++k) {
+    LogCase one = c;
+    if (runs > 1) one.run = k;
+    cases.push_back(std::move(one));
+  }
 }
 
 }  // namespace
@@ -127,16 +157,20 @@ std::vector<LogCase> read_map(const std::string& file) {
       c.nccl = *nccl;
     }
     if (auto note = optional_string(e, "note", where, "text")) c.note = *note;
+    std::optional<int> run;  // 0: all
     if (e.contains("run")) {
-      c.run = need(e, "run", where, is_int, "an integer, the run of a file holding several (1 for the first)").get<int>();
-      if (*c.run < 1) throw Error(file + ": " + where + ".run: expected 1 or more");
+      const auto& v = e["run"];
+      const bool ok = (v.is_number_integer() && v.get<int>() >= 1) || (v.is_string() && v.get<std::string>() == "all");
+      if (!ok)
+        throw Error(file + ": " + where + ".run: expected the run of a file holding several (1 for the first), or \"all\"");
+      run = v.is_string() ? 0 : v.get<int>();
     }
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
                              "an object of NCCL settings, e.g. {\"NCCL_MAX_NCHANNELS\": 16, \"NCCL_PROTO\": \"^LL128\"}");
       nccl::set_env_settings(c.nccl_env_settings, env, file + ": " + where + ".nccl_env");
     }
-    cases.push_back(std::move(c));
+    push_runs(cases, std::move(c), run);
   }
   return cases;
 }
@@ -208,12 +242,19 @@ void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& 
         ->capture_default_str();
 }
 
-void add_collective_option(CLI::App* cmd, std::string& collective, std::optional<int>& run) {
+void add_collective_option(CLI::App* cmd, std::string& collective, std::string& run) {
   cmd->add_option("--run", run,
                   "Of LOG files that each hold several nccl-tests runs one after another (say, a pasted session "
-                  "of all_reduce_perf then all_gather_perf), the run to compare, 1 for the first; such a file "
-                  "without it is an error that lists its runs")
-      ->check(CLI::Range(1, 1 << 20));
+                  "of all_reduce_perf then all_gather_perf), the run to compare, 1 for the first, or all: each "
+                  "run as a log of its own; such a file without it is an error that lists its runs")
+      ->check([](const std::string& text) {
+        try {
+          (void)parse_run(text, "");
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      });
   cmd->add_option("--collective", collective,
                   "The collective the LOG files measured (all_reduce, all_gather, ...), for logs that do not say: "
                   "no nccl-tests command line, no '# Collective test starting: X_perf' line and no collective in "
@@ -231,17 +272,17 @@ void add_collective_option(CLI::App* cmd, std::string& collective, std::optional
 std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<std::string>& logs,
                                         const TopologyArgs& topology, const std::string& algorithm,
                                         const std::string& protocol, const std::string& collective,
-                                        std::optional<int> run) {
+                                        const std::string& run) {
   if (logs.empty() && cmd.count("--collective") > 0)
     throw Error("--collective names what the LOG files on the command line measured; a --map entry's log says it "
                 "itself (name the LOG files, or drop --collective)");
-  if (logs.empty() && run)
+  if (logs.empty() && !run.empty())
     throw Error("--run picks a run of the LOG files on the command line; a --map entry names its own (\"run\")");
   std::vector<LogCase> cases;
   for (const auto& log : logs) {
-    cases.push_back(log_case(log, topology, algorithm, protocol));
-    cases.back().collective = collective;
-    cases.back().run = run;
+    LogCase c = log_case(log, topology, algorithm, protocol);
+    c.collective = collective;
+    push_runs(cases, std::move(c), parse_run(run, "--run"));
   }
   return cases;
 }

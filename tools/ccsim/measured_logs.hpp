@@ -61,13 +61,13 @@ void refuse_map_choices_without_map(const CLI::App& cmd);
 // The --algo and --proto options of a command that simulates logs (accuracy, calibrate).
 void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& protocol);
 // Their --collective and --run options, for the LOG files they name.
-void add_collective_option(CLI::App* cmd, std::string& collective, std::optional<int>& run);
+void add_collective_option(CLI::App* cmd, std::string& collective, std::string& run);
 // The LOG files a command names, each with its machine, run choice and --collective (refused when
 // it names none: a --map entry's log says its collective itself).
 std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<std::string>& logs,
                                         const TopologyArgs& topology, const std::string& algorithm,
                                         const std::string& protocol, const std::string& collective,
-                                        std::optional<int> run);
+                                        const std::string& run);
 
 // Entries of a map file (tests/data/measured-map.json); errors name the file and JSON path.
 std::vector<LogCase> read_map(const std::string& file);
