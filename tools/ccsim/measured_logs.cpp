@@ -242,31 +242,30 @@ void add_run_choice_options(CLI::App* cmd, std::string& algorithm, std::string& 
         ->capture_default_str();
 }
 
+// A CLI11 check that reads the option's text with `parse`, whose Error is the message.
+template <class Parse>
+auto parsed_by(Parse parse) {
+  return [parse](const std::string& text) {
+    try {
+      (void)parse(text);
+      return std::string();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+}
+
 void add_collective_option(CLI::App* cmd, std::string& collective, std::string& run) {
   cmd->add_option("--run", run,
                   "Of LOG files that each hold several nccl-tests runs one after another (say, a pasted session "
                   "of all_reduce_perf then all_gather_perf), the run to compare, 1 for the first, or all: each "
                   "run as a log of its own; such a file without it is an error that lists its runs")
-      ->check([](const std::string& text) {
-        try {
-          (void)parse_run(text, "");
-          return std::string();
-        } catch (const std::exception& e) {
-          return std::string(e.what());
-        }
-      });
+      ->check(parsed_by([](const std::string& text) { return parse_run(text, ""); }));
   cmd->add_option("--collective", collective,
                   "The collective the LOG files measured (all_reduce, all_gather, ...), for logs that do not say: "
                   "no nccl-tests command line, no '# Collective test starting: X_perf' line and no collective in "
                   "the file name (<system>-<gpus>g-<collective>-<n>.log); over what a log says, with a warning")
-      ->check([](const std::string& name) {
-        try {
-          (void)parse_collective(name);
-          return std::string();
-        } catch (const std::exception& e) {
-          return std::string(e.what());
-        }
-      });
+      ->check(parsed_by([](const std::string& name) { return parse_collective(name); }));
 }
 
 std::vector<LogCase> command_line_cases(const CLI::App& cmd, const std::vector<std::string>& logs,
