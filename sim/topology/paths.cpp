@@ -41,13 +41,14 @@ std::string path_class(const Topology& t, DeviceId a, DeviceId b) {
 
 std::string pcie_class(const Topology& t, DeviceId a, DeviceId b) {
   if (a == b) return "X";
-  if (!t.connected_without_gpus(a, b)) {
+  const std::optional<Route> found = t.try_path(a, b);
+  if (!found) {
     // A NIC of another tray of a rack-scale NVLink domain (GB200 NVL72): a GPU reaches it only
     // over NVLink through the GPU beside it, NCCL's PXN path; two such NICs share no path.
     const bool gpu_end = t.device(a).kind == DeviceKind::gpu || t.device(b).kind == DeviceKind::gpu;
     return gpu_end ? "PXN" : "-";
   }
-  const Route r = t.path(a, b);
+  const Route& r = *found;
   bool cpu_link = false, net = false, via_cpu = false;
   int pcie_switches = 0;
   for (std::size_t i = 0; i < r.hops.size(); ++i) {

@@ -529,28 +529,14 @@ DeviceId Topology::gpu_nic(DeviceId g) const {
   return mine[turn % mine.size()];
 }
 
-bool Topology::connected_without_gpus(DeviceId src, DeviceId dst) const {
-  std::vector<bool> seen(devices_.size(), false);
-  std::deque<DeviceId> queue{src};
-  seen[src] = true;
-  while (!queue.empty()) {
-    const DeviceId v = queue.front();
-    queue.pop_front();
-    if (v == dst) return true;
-    if (v != src && devices_[v].kind == DeviceKind::gpu) continue;
-    for (auto e : boost::make_iterator_range(boost::out_edges(v, graph_))) {
-      const Link& l = links_[graph_[e]];
-      const DeviceId w = l.a == v ? l.b : l.a;
-      if (!seen[w]) {
-        seen[w] = true;
-        queue.push_back(w);
-      }
-    }
-  }
-  return false;
+Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const {
+  auto route = find_path(src, is_target, spread);
+  if (!route) throw Error("topology " + name_ + ": no route from " + devices_[src].name);
+  return std::move(*route);
 }
 
-Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const {
+std::optional<Route> Topology::find_path(DeviceId src, const std::function<bool(DeviceId)>& is_target,
+                                         std::size_t spread) const {
   auto other_end = [&](LinkId l, DeviceId from) { return links_[l].a == from ? links_[l].b : links_[l].a; };
   std::vector<LinkId> via(devices_.size(), SIZE_MAX);
   std::vector<bool> seen(devices_.size(), false);
@@ -582,7 +568,7 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
       queue.push_back(w);
     }
   }
-  if (found == SIZE_MAX) throw Error("topology " + name_ + ": no route from " + devices_[src].name);
+  if (found == SIZE_MAX) return std::nullopt;
   Route route;
   std::vector<RouteHop> reversed;
   for (DeviceId v = found; v != src;) {
@@ -612,6 +598,10 @@ Route Topology::shortest_path(DeviceId src, const std::function<bool(DeviceId)>&
 
 Route Topology::path(DeviceId src, DeviceId dst) const {
   return shortest_path(src, [dst](DeviceId d) { return d == dst; }, src * 31 + dst);
+}
+
+std::optional<Route> Topology::try_path(DeviceId src, DeviceId dst) const {
+  return find_path(src, [dst](DeviceId d) { return d == dst; }, src * 31 + dst);
 }
 
 std::vector<DeviceId> Topology::nics_of_node(int node) const {

@@ -183,8 +183,8 @@ class Topology {
   PathLevel p2p_class(std::size_t src_gpu, std::size_t dst_gpu) const;
   // The shortest path between any two devices (GPUs never forward).
   Route path(DeviceId src, DeviceId dst) const;
-  // Whether `path` finds one: a path that passes through no GPU.
-  bool connected_without_gpus(DeviceId src, DeviceId dst) const;
+  // `path`, or nothing where no path passes through no GPU (another tray's NIC of a rack-scale node).
+  std::optional<Route> try_path(DeviceId src, DeviceId dst) const;
   // NICs in device order (their index is the rail) of one node.
   std::vector<DeviceId> nics_of_node(int node) const;
   // The NIC rank `gpu_index` sends to and receives from other nodes through (see gpu_nic). Error
@@ -230,6 +230,8 @@ class Topology {
   // Breadth-first path from `src` to the first device `is_target` accepts, never through a GPU;
   // `spread` picks among equal-cost branches.
   Route shortest_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const;
+  // shortest_path, or nothing where no target is reached.
+  std::optional<Route> find_path(DeviceId src, const std::function<bool(DeviceId)>& is_target, std::size_t spread) const;
   // A copy without the devices and links `drop` selects (and the links of dropped devices), the
   // ranks kept in their order.
   Topology without(const std::function<bool(DeviceId)>& drop_device, const std::function<bool(LinkId)>& drop_link) const;
