@@ -32,14 +32,17 @@ std::filesystem::path resolve_relative(const std::filesystem::path& base_file, c
   return path.is_absolute() ? path : base_file.parent_path() / path;
 }
 
+Error bad_run(const std::string& text, const std::string& what) {
+  return Error((what.empty() ? "" : what + " ") + text + ": expected the run of a file holding several (1 for the first), or all");
+}
+
 // --run / a map entry's "run": a run (1-based), 0 for all, nothing where not given.
 std::optional<int> parse_run(const std::string& text, const std::string& what) {
   if (text.empty()) return std::nullopt;
   if (text == "all") return 0;
   int n = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
-    throw Error((what.empty() ? "" : what + " ") + "\"" + text + "\": expected the run of a file holding several (1 for the first), or all");
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1) throw bad_run("\"" + text + "\"", what);
   return n;
 }
 
@@ -160,10 +163,11 @@ std::vector<LogCase> read_map(const std::string& file) {
     std::optional<int> run;  // 0: all
     if (e.contains("run")) {
       const auto& v = e["run"];
-      const bool ok = (v.is_number_integer() && v.get<int>() >= 1) || (v.is_string() && v.get<std::string>() == "all");
-      if (!ok)
-        throw Error(file + ": " + where + ".run: expected the run of a file holding several (1 for the first), or \"all\"");
-      run = v.is_string() ? 0 : v.get<int>();
+      // --run's values, as JSON has them: a number, or the string "all".
+      const std::string what = file + ": " + where + ".run:";
+      if (v.is_number_integer()) run = parse_run(std::to_string(v.get<long long>()), what);
+      else if (v.is_string() && v.get<std::string>() == "all") run = 0;
+      else throw bad_run(v.dump(), what);
     }
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
