@@ -50,6 +50,7 @@ struct PerfArgs {
   std::vector<std::string> levels;
   std::string trace_file;
   bool links = false;
+  bool whole = false;           // simulate every size's whole schedule (no extrapolation)
   std::string column = "both";  // the table's columns to simulate: both, out-of-place or in-place
   int jobs = 1;                 // points simulated at once, each in a worker process
 };
@@ -134,6 +135,7 @@ int run_perf(const PerfArgs& a) {
       c.check = check;
       c.check_limit_bytes = check_limit;
       c.columns = columns;
+      c.extrapolate = !a.whole;
     }
     return candidates;
   };
@@ -234,6 +236,11 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("-c,--check", args->check, "Check data with the CPU executor (0: print N/A)")->capture_default_str();
   cmd->add_option("--check-limit", args->check_limit,
                   "Host memory the data check may use; larger points print N/A")->capture_default_str();
+  cmd->add_flag("--whole", args->whole,
+                "Simulate every size's whole schedule. Without it a size past 16 loops of the pipeline (ranks x "
+                "channels x chunk) is timed on the line through three smaller sizes, L/4, L/2 and L from 8 loops, "
+                "once their two slopes agree within 0.1% (L doubles at most twice; then the last slope is taken): "
+                "a fraction of the wall time and memory, for a periodic pipeline the same time");
   add_topology_options(cmd, args->topology);
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread,
