@@ -100,6 +100,9 @@ struct Context {
   sg4::Semaphore* slot(int src, int dst, int tag);
 };
 
+constexpr int kActorStackKiB = 64;
+constexpr std::size_t kGuardedMappingsMax = 40000;
+
 Envelope no_delay;  // the payload of a message that arrives as its transfer ends
 
 // NCCL's FIFO has NCCL_STEPS = 8 slots per connection: a sender runs at most that many messages
@@ -466,11 +469,16 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
-  // Tens of thousands of actors (1024 ranks x 16 channels x 2 streams): without guard pages each
-  // stack is one memory mapping, which keeps us under Linux's default vm.max_map_count (65530);
-  // the actors' own frames are shallow, so 128 KiB stacks are ample.
-  sg4::Engine::set_config("contexts/guard-size:0");
-  sg4::Engine::set_config("contexts/stack-size:128");
+  // Tens of thousands of actors (1024 ranks x 16 channels x 2 streams) each have a stack, which
+  // was most of a large run's memory. The actors' own frames are shallow: the test suite ran in
+  // 8 KiB stacks with guard pages, and a small all_reduce faulted at 4 KiB (Release build), so
+  // 64 KiB leaves eight times that. A guard page turns an overflow into a fault instead of another
+  // actor's corrupted stack, and a guarded stack is mapped rather than allocated, so only its
+  // touched pages are resident (an unguarded one is in full); but it makes a stack two memory
+  // mappings, so guards are kept while they stay well under Linux's default vm.max_map_count (65530).
+  sg4::Engine::set_config("contexts/stack-size:" + std::to_string(kActorStackKiB));
+  const bool guards = 2 * schedule.streams.size() < kGuardedMappingsMax;
+  sg4::Engine::set_config(std::string("contexts/guard-size:") + (guards ? "1" : "0"));
   // SimGrid's lazy action update (the default) re-rates only the flows an event touches, which pays
   // where events touch few of them (a ring's, a tree's). Every rank of a direct exchange talks to every
   // other at once, so most flows share a link with the one that ended and the lazy bookkeeping is
