@@ -17,12 +17,15 @@ namespace ccsim {
 enum class BufferId : std::uint8_t { input, output, scratch };
 std::string_view to_string(BufferId buffer);
 
+// The buffer shares the offset's word (a schedule of a large run holds tens of millions of steps,
+// two regions each): 16 bytes instead of 24, offsets up to 2^56 elements.
 struct Region {
-  BufferId buffer = BufferId::input;
-  std::uint64_t offset = 0;  // elements
-  std::uint64_t count = 0;   // elements
+  BufferId buffer : 8 = BufferId::input;
+  std::uint64_t offset : 56 = 0;  // elements
+  std::uint64_t count = 0;        // elements
   bool operator==(const Region&) const = default;
 };
+static_assert(sizeof(Region) == 16);
 
 enum class StepKind : std::uint8_t {
   send,    // send `src` to `peer`
@@ -58,6 +61,7 @@ struct Step {
   bool uses_src() const { return kind != StepKind::recv || reduce; }
   bool uses_dst() const { return kind != StepKind::send; }
 };
+static_assert(sizeof(Step) == 48, "a step's size is most of a large schedule's memory");
 
 // Semantics every backend honours: steps of a stream run in order; a send reads its source when it
 // runs (later steps may overwrite it) and does not wait for the receiver unless `wait` is set; a
