@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,7 +102,15 @@ struct Context {
 };
 
 constexpr int kActorStackKiB = 64;
-constexpr std::size_t kGuardedMappingsMax = 40000;
+
+// The memory mappings a process may hold (Linux's vm.max_map_count, 65530 unless raised), less
+// what the rest of a run maps (libraries, allocator arenas), which guarded stacks may take.
+std::size_t mappings_for_stacks() {
+  std::size_t limit = 65530;
+  if (std::ifstream in("/proc/sys/vm/max_map_count"); in) in >> limit;
+  constexpr std::size_t kRestOfRun = 25000;
+  return limit > kRestOfRun ? limit - kRestOfRun : 0;
+}
 
 Envelope no_delay;  // the payload of a message that arrives as its transfer ends
 
@@ -475,9 +484,9 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // 64 KiB leaves eight times that. A guard page turns an overflow into a fault instead of another
   // actor's corrupted stack, and a guarded stack is mapped rather than allocated, so only its
   // touched pages are resident (an unguarded one is in full); but it makes a stack two memory
-  // mappings, so guards are kept while they stay well under Linux's default vm.max_map_count (65530).
+  // mappings, so guards are kept while they stay well under the process's limit (mappings_for_stacks).
   sg4::Engine::set_config("contexts/stack-size:" + std::to_string(kActorStackKiB));
-  const bool guards = 2 * schedule.streams.size() < kGuardedMappingsMax;
+  const bool guards = 2 * schedule.streams.size() < mappings_for_stacks();
   sg4::Engine::set_config(std::string("contexts/guard-size:") + (guards ? "1" : "0"));
   // SimGrid's lazy action update (the default) re-rates only the flows an event touches, which pays
   // where events touch few of them (a ring's, a tree's). Every rank of a direct exchange talks to every
