@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -165,9 +166,12 @@ std::vector<LogCase> read_map(const std::string& file) {
       const auto& v = e["run"];
       // --run's values, as JSON has them: a number, or the string "all".
       const std::string what = file + ": " + where + ".run:";
-      if (v.is_number_integer()) run = parse_run(std::to_string(v.get<long long>()), what);
-      else if (v.is_string() && v.get<std::string>() == "all") run = 0;
-      else throw bad_run(v.dump(), what);
+      if (v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= std::numeric_limits<int>::max())
+        run = v.get<int>();
+      else if (v.is_string() && v.get<std::string>() == "all")
+        run = 0;
+      else
+        throw bad_run(v.dump(), what);
     }
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
