@@ -5,16 +5,17 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <istream>
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <utility>
 
 #include "sim/error.hpp"
 #include "sim/text.hpp"
+#include "sim/text_file.hpp"
 
 namespace ccsim {
 
@@ -894,18 +895,21 @@ NcclLog parse_nccl_log(std::istream& in, const std::string& origin, int first_li
 }
 
 NcclLog read_nccl_log(const std::string& path, std::optional<int> run) {
-  std::ifstream in(path);
-  if (!in) throw Error(path + ": cannot open file");
-  NcclLog whole = parse_nccl_log(in, path);
+  // Read once; a run of a file of several is parsed again from the same text.
+  const std::string text = read_text_file(path);
+  auto parse = [&](int first_line, int end_line) {
+    std::istringstream in(text);
+    return parse_nccl_log(in, path, first_line, end_line);
+  };
+  NcclLog whole = parse(1, 0);
   const int runs = static_cast<int>(whole.run_starts.size()) + 1;
   if (run && (*run < 1 || *run > runs))
     throw Error(path + ": run " + std::to_string(*run) + " asked for, but the file holds " +
                 (runs == 1 ? std::string("one run") : std::to_string(runs) + " runs"));
   if (runs == 1) return whole;
   auto part = [&](int k) {  // 1-based
-    std::ifstream again(path);
-    return parse_nccl_log(again, path, k == 1 ? 1 : whole.run_starts[static_cast<std::size_t>(k - 2)],
-                          k == runs ? 0 : whole.run_starts[static_cast<std::size_t>(k - 1)]);
+    return parse(k == 1 ? 1 : whole.run_starts[static_cast<std::size_t>(k - 2)],
+                 k == runs ? 0 : whole.run_starts[static_cast<std::size_t>(k - 1)]);
   };
   if (run) {
     NcclLog one = part(*run);

@@ -4,11 +4,10 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -33,17 +32,19 @@ std::filesystem::path resolve_relative(const std::filesystem::path& base_file, c
   return path.is_absolute() ? path : base_file.parent_path() / path;
 }
 
-Error bad_run(const std::string& text, const std::string& what) {
-  return Error((what.empty() ? "" : what + " ") + text + ": expected the run of a file holding several (1 for the first), or all");
+Error bad_run(const std::string& shown, const std::string& what) {
+  return Error((what.empty() ? "" : what + " ") + shown + ": expected the run of a file holding several (1 for the first), or all");
 }
 
-// --run / a map entry's "run": a run (1-based), 0 for all, nothing where not given.
-std::optional<int> parse_run(const std::string& text, const std::string& what) {
+// --run / a map entry's "run": a run (1-based), 0 for all, nothing where not given. `shown`: the
+// value as its source wrote it, for the error (default: the text, quoted).
+std::optional<int> parse_run(const std::string& text, const std::string& what, const std::string& shown = "") {
   if (text.empty()) return std::nullopt;
   if (text == "all") return 0;
   int n = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 1) throw bad_run("\"" + text + "\"", what);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
+    throw bad_run(shown.empty() ? "\"" + text + "\"" : shown, what);
   return n;
 }
 
@@ -55,8 +56,7 @@ void push_runs(std::vector<LogCase>& cases, LogCase c, std::optional<int> run) {
     return;
   }
   // all: each run of the file a case of its own (the file read once here, to count them).
-  std::ifstream in(c.log);
-  if (!in) throw Error(c.log + ": cannot open file");
+  std::istringstream in(read_text_file(c.log));
   const int runs = static_cast<int>(parse_nccl_log(in, c.log).run_starts.size()) + 1;
   for (int k = 1; k <= runs; ++k) {
     LogCase one = c;
@@ -164,14 +164,11 @@ std::vector<LogCase> read_map(const std::string& file) {
     std::optional<int> run;  // 0: all
     if (e.contains("run")) {
       const auto& v = e["run"];
-      // --run's values, as JSON has them: a number, or the string "all".
+      // --run's values, as JSON has them: a number, or the string "all" (not "2": a number as text).
       const std::string what = file + ": " + where + ".run:";
-      if (v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= std::numeric_limits<int>::max())
-        run = v.get<int>();
-      else if (v.is_string() && v.get<std::string>() == "all")
-        run = 0;
-      else
-        throw bad_run(v.dump(), what);
+      if (v.is_number_integer()) run = parse_run(v.dump(), what, v.dump());
+      else if (v.is_string() && v.get<std::string>() == "all") run = 0;
+      else throw bad_run(v.dump(), what);
     }
     if (e.contains("nccl_env")) {
       const auto& env = need(e, "nccl_env", where, [](const nlohmann::json& v) { return v.is_object(); },
