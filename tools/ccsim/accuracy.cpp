@@ -590,7 +590,8 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
   cmd->add_option("-j,--jobs", args->jobs,
                   "Rows simulated at once (of one log or several), each in a process of its own; logs still print "
-                  "in order, each once its rows are done")
+                  "in order, each once its rows are done; fewer start while the memory available would not hold "
+                  "one more as large as the largest so far")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_option("--calibrated", args->calibrated,

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,8 +11,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <chrono>
 #include <map>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,7 +34,84 @@ struct Worker {
   pid_t pid = -1;
   int fd = -1;
   std::string reply;  // status byte ('O' result, 'E' ccsim Error, 'I' other exception), then the payload
+  std::uint64_t peak_rss = 0;  // bytes, once it has ended
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
+
+// Until a worker has ended, how large one grows is read off the running ones: the next starts once
+// the last started has had this long to show it.
+constexpr std::chrono::milliseconds kFirstWorkersApart{1000};
+
+// MemAvailable of /proc/meminfo in bytes: what the kernel can give without swapping. 0 where unread.
+std::uint64_t meminfo_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemAvailable:") return kib << 10;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+std::optional<std::uint64_t> read_number(const std::string& path) {
+  std::ifstream in(path);
+  std::uint64_t v = 0;
+  if (in >> v) return v;
+  return std::nullopt;  // also cgroup v2's "max": no limit
+}
+
+// What this process's memory cgroup still allows (its limit less its usage), where it has a limit:
+// a container's limit, which /proc/meminfo does not show. cgroup v2 (memory.max, memory.current)
+// or v1 (memory.limit_in_bytes, memory.usage_in_bytes), at the group /proc/self/cgroup names and
+// else at the mount's root (a cgroup namespace's own group).
+std::optional<std::uint64_t> cgroup_room() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> places;  // directory, (limit, usage)
+  while (std::getline(in, line)) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (controllers.empty()) {
+      for (const std::string& dir : {"/sys/fs/cgroup" + path, std::string("/sys/fs/cgroup")})
+        places.push_back({dir, {"/memory.max", "/memory.current"}});
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      for (const std::string& dir : {"/sys/fs/cgroup/memory" + path, std::string("/sys/fs/cgroup/memory")})
+        places.push_back({dir, {"/memory.limit_in_bytes", "/memory.usage_in_bytes"}});
+    }
+  }
+  std::optional<std::uint64_t> room;
+  for (const auto& [dir, files] : places) {
+    const auto limit = read_number(dir + files.first), usage = read_number(dir + files.second);
+    if (!limit || !usage || *limit >= (std::uint64_t{1} << 60)) continue;  // v1 writes "no limit" as ~2^63
+    const std::uint64_t left = *limit - std::min(*limit, *usage);
+    room = room ? std::min(*room, left) : left;
+  }
+  return room;
+}
+
+// What more this process's children may take: the lesser of the system's and the cgroup's.
+std::uint64_t memory_available() {
+  const std::uint64_t system = meminfo_available();
+  const auto group = cgroup_room();
+  if (!group) return system;
+  return system == 0 ? *group : std::min(system, *group);
+}
+
+// What a process holds in memory now (resident set, /proc/PID/statm), in bytes; 0 where unread.
+std::uint64_t resident_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/statm");
+  std::uint64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string gigabytes(std::uint64_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e9 << " GB";
+  return out.str();
+}
 
 // Workers still running when the caller leaves (an error, a signal's unwinding) are stopped: a
 // point of a thousand GPUs would otherwise go on for minutes and gigabytes after its sweep ended.
@@ -96,8 +179,10 @@ bool read_some(Worker& w) {
   }
   ::close(w.fd);
   int status = 0;
-  while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+  rusage usage{};
+  while (::wait4(w.pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  w.peak_rss = static_cast<std::uint64_t>(std::max(0L, usage.ru_maxrss)) << 10;  // Linux counts KiB
   // A worker that did not end normally may have been cut off in the middle of its reply.
   if (w.reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
@@ -108,6 +193,17 @@ bool read_some(Worker& w) {
 }
 
 }  // namespace
+
+bool room_for_another(const MemoryOutlook& m) {
+  if (m.running_rss.empty() || m.available == 0) return true;
+  std::uint64_t need = m.worker_peak;
+  for (const auto rss : m.running_rss) need = std::max(need, rss);
+  if (need == 0) return true;
+  std::uint64_t growth = 0;  // what the running ones may still take, each up to `need`
+  for (const auto rss : m.running_rss) growth += need - std::min(need, rss);
+  const std::uint64_t left = m.available - std::min(m.available, growth);
+  return left >= need + need / 4;
+}
 
 void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::json(std::size_t)>& compute,
                       const std::function<void(std::size_t, const nlohmann::json&)>& emit,
@@ -125,8 +221,36 @@ void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::jso
   std::map<std::size_t, std::string> finished;  // replies not yet emitted, by index
   std::size_t next = 0, next_emit = 0, ended = 0;
   std::size_t last = n;  // once an item has failed, none after it is started: its error ends the run
+  std::uint64_t worker_peak = 0;
+  bool ended_one = false, said_held_back = false;
+  // Whether the next item may start now; false leaves it for a later look (a worker's end, or the
+  // poll's timeout below).
+  auto room = [&] {
+    if (running.empty()) return true;
+    if (!ended_one && std::chrono::steady_clock::now() - running.back().started < kFirstWorkersApart) return false;
+    MemoryOutlook m;
+    m.worker_peak = worker_peak;
+    for (const auto& w : running) m.running_rss.push_back(resident_bytes(w.pid));
+    m.available = memory_available();
+    if (room_for_another(m)) return true;
+    if (!said_held_back) {
+      said_held_back = true;
+      std::uint64_t largest = worker_peak;
+      for (const auto rss : m.running_rss) largest = std::max(largest, rss);
+      std::cerr << "ccsim: note: --jobs " << jobs << ": " << running.size() << " at once for now, as the memory allows ("
+                << gigabytes(m.available) << " available, a worker has taken up to " << gigabytes(largest) << ")\n";
+    }
+    return false;
+  };
   while (next_emit < n) {
-    while (running.size() < static_cast<std::size_t>(jobs) && next < last) running.push_back(start(next++, compute));
+    bool held_back = false;
+    while (running.size() < static_cast<std::size_t>(jobs) && next < last) {
+      if (!room()) {
+        held_back = true;
+        break;
+      }
+      running.push_back(start(next++, compute));
+    }
     if (auto it = finished.find(next_emit); it != finished.end()) {
       const std::string reply = std::move(it->second);
       finished.erase(it);
@@ -144,7 +268,8 @@ void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::jso
     }
     std::vector<pollfd> fds;
     for (const auto& w : running) fds.push_back({w.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    // A held-back start is looked at again every quarter second: memory frees as much elsewhere.
+    if (::poll(fds.data(), fds.size(), held_back ? 250 : -1) < 0) {
       if (errno == EINTR) continue;
       throw Error(std::string("cannot wait for the workers: ") + std::strerror(errno));
     }
@@ -152,6 +277,8 @@ void for_each_ordered(std::size_t n, int jobs, const std::function<nlohmann::jso
       if (fds[k].revents == 0) continue;
       if (!read_some(running[k])) continue;
       if (running[k].reply[0] != 'O') last = std::min(last, running[k].index + 1);
+      worker_peak = std::max(worker_peak, running[k].peak_rss);
+      ended_one = true;
       finished.emplace(running[k].index, std::move(running[k].reply));
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       ++ended;

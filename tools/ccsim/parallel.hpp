@@ -3,14 +3,32 @@
 // SimGrid keeps one engine per process and a point already forks its simulations. Results come
 // back in index order, so tables and summaries print as a one-at-a-time run prints them.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace ccsim::cli {
 
-// Runs compute(i) for every i below n, up to `jobs` at once, and calls emit(i, result) in index
+// What decides whether one more worker may start beside those running: a worker of a large point
+// takes gigabytes, and `jobs` of them at once on a machine with less would have the kernel kill
+// them (a sweep that fails) or swap (one that crawls). Sizes in bytes; 0 where unknown.
+struct MemoryOutlook {
+  std::uint64_t available = 0;              // what the system can still give (/proc/meminfo MemAvailable)
+  std::uint64_t worker_peak = 0;            // the most an ended worker held at once (its maximum RSS)
+  std::vector<std::uint64_t> running_rss;   // what each running worker holds now
+};
+
+// True when another worker fits: with none running, or nothing known, always (the sweep goes on,
+// one at a time at worst). Otherwise a worker is taken to need as much as the largest seen so far
+// (ended or running), each running one to grow to that, and another starts only while what is
+// available then still holds it and a quarter more.
+bool room_for_another(const MemoryOutlook& m);
+
+// Runs compute(i) for every i below n, up to `jobs` at once (fewer while the memory does not hold
+// another: room_for_another, said once on stderr), and calls emit(i, result) in index
 // order, each as soon as it and every earlier one are done. With jobs <= 1 (or one item) compute
 // runs here, in this process, one item after the other. Otherwise each compute runs in a forked
 // worker whose result (JSON) comes back through a pipe: an Error it throws is thrown again here

@@ -307,7 +307,8 @@ Runner add_perf(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-j,--jobs", args->jobs,
                   "Sizes simulated at once, each in a process of its own (rows still print in order); each holds "
-                  "its own schedule, so memory grows with it")
+                  "its own schedule, so memory grows with it: fewer start while the memory available would not "
+                  "hold one more as large as the largest so far")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   return [args, cmd] {

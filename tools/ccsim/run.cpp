@@ -354,7 +354,8 @@ Runner add_run(CLI::App& app) {
   cmd->add_flag("--links", args->links, "Print each variant's busiest links (winner at the --trace-size size): the bottleneck");
   cmd->add_option("-j,--jobs", args->jobs,
                   "Points simulated at once, each in a process of its own (tables and results as with one); each "
-                  "holds its own schedule, so memory grows with it")
+                  "holds its own schedule, so memory grows with it: fewer start while the memory available would "
+                  "not hold one more as large as the largest so far")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   return [args] { return run_scenario(*args); };
