@@ -1,6 +1,7 @@
 #include "sim/nccl_log.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -246,6 +247,64 @@ std::string_view strip_rank_label(std::string_view line) {
   return line;
 }
 
+// What nccl-tests (or NCCL, in its debug output) writes at the start of a line: a comment, a
+// number (a data row) or a debug line's "host:pid:tid [dev] NCCL INFO".
+bool starts_like_output(std::string_view rest) {
+  if (rest.empty()) return false;
+  if (rest.front() == '#' || is_digit(rest.front())) return true;
+  const auto nccl = rest.find(" NCCL ");
+  return nccl != std::string_view::npos && nccl < 80;
+}
+
+// A date and time a log collector writes first ("2025-03-04T10:11:12.123456+00:00", or
+// "2025-03-04 10:11:12,345"): how many characters they take, with the space after; 0 if none.
+std::size_t timestamp_length(std::string_view line) {
+  auto digits = [&](std::size_t at, std::size_t n) {
+    if (at + n > line.size()) return false;
+    for (std::size_t k = at; k < at + n; ++k)
+      if (!is_digit(line[k])) return false;
+    return true;
+  };
+  if (!(digits(0, 4) && line.size() > 10 && line[4] == '-' && digits(5, 2) && line[7] == '-' && digits(8, 2))) return 0;
+  std::size_t end = 10;
+  if (end < line.size() && (line[end] == 'T' || line[end] == ' ') && digits(end + 1, 2) && end + 3 < line.size() &&
+      line[end + 3] == ':')
+    end = line.find_first_of(" \t", end + 1);
+  if (end == std::string_view::npos || end >= line.size() || !is_space(line[end])) return 0;
+  return end + 1;
+}
+
+// Labels tools put before every line of a job's output: MPICH's "[0] ", kubectl's "[pod/x/c] ",
+// pdsh's "host: ", a collector's timestamp. Each is taken off only where what follows it starts
+// as nccl-tests output does, so no text of the log's own is lost; srun's and OpenMPI's own forms
+// (strip_rank_label) come off as before.
+std::string_view strip_line_prefix(std::string_view line) {
+  for (int pass = 0; pass < 3; ++pass) {
+    std::string_view stripped = strip_rank_label(line);
+    if (stripped.size() == line.size()) {
+      std::size_t i = 0;
+      while (i < line.size() && is_space(line[i])) ++i;
+      const std::string_view text = line.substr(i);
+      if (const std::size_t n = timestamp_length(text); n > 0) {
+        stripped = text.substr(n);
+      } else {
+        const auto space = text.find_first_of(" \t");
+        const std::string_view first = text.substr(0, space);
+        const std::string_view rest = space == std::string_view::npos ? std::string_view{} : trim(text.substr(space));
+        const bool bracket = first.size() > 2 && first.front() == '[' && first.back() == ']';
+        const bool host = first.size() > 1 && first.back() == ':' &&
+                          std::all_of(first.begin(), first.end() - 1, [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+                          });
+        if ((bracket || host) && starts_like_output(rest)) stripped = rest;
+      }
+    }
+    if (stripped.size() == line.size()) return line;
+    line = stripped;
+  }
+  return line;
+}
+
 // --- nccl-tests lines --------------------------------------------------------------------------
 
 // What the column header says about the rows under it.
@@ -258,6 +317,7 @@ struct Layout {
   // Columns the header names after the last check column, which every row carries too: ccsim perf's
   // "algorithm proto ch".
   int trailing = 0;
+  bool cputime = false;
 };
 
 std::optional<Layout> column_header(const Tokens& t) {
@@ -265,7 +325,10 @@ std::optional<Layout> column_header(const Tokens& t) {
   Layout layout;
   layout.known = true;
   layout.root = std::find(t.begin(), t.end(), "root") != t.end();
-  layout.placements = std::max<int>(1, static_cast<int>(std::count(t.begin(), t.end(), "time")));
+  // nccl-tests -C 1 heads its time columns "cputime": the host's time per call, not the GPUs'.
+  layout.cputime = std::find(t.begin(), t.end(), "cputime") != t.end();
+  layout.placements = std::max<int>(1, static_cast<int>(std::count(t.begin(), t.end(), "time") +
+                                                         std::count(t.begin(), t.end(), "cputime")));
   for (std::size_t k = 0; k < t.size(); ++k) {
     const bool wrong = t[k] == "#wrong" || t[k] == "wrong";
     if (wrong) layout.check = CheckColumn::wrong;
@@ -404,7 +467,7 @@ class LogParser {
   explicit LogParser(const std::string& origin) { log_.origin = origin; }
 
   void take(int number, std::string_view raw) {
-    const std::string_view body = trim(strip_rank_label(raw));
+    const std::string_view body = trim(strip_line_prefix(raw));
     if (body.empty() && continuing_) finish_command();
     if (body.empty()) return;
     const Tokens tokens = split(body);
@@ -417,6 +480,7 @@ class LogParser {
     if (take_nccl_line(number, raw, body, tokens)) return;
     if (take_nccl_debug(number, raw, body, tokens)) return;
     if (take_command(number, body, false)) return;
+    if (take_environment(body, tokens)) return;
     problem(number, raw, "not nccl-tests output, a data row or a command line");
   }
 
@@ -441,11 +505,18 @@ class LogParser {
     if (!log_.agg_iters) log_.agg_iters = command_option(log_.command, "-m", "--agg_iters", 1u << 30, true);
     log_.registration = command_option(log_.command, "-R", "--local_register", 2, true);
     log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
-    log_.nccl_env = nccl_settings(log_.command);
+    log_.nccl_env = exported_env_;
+    for (const auto& [name, value] : exported_env_) log_.nccl_env_exported.insert(name);
+    for (const auto& [name, value] : nccl_settings(log_.command)) {
+      log_.nccl_env[name] = value;
+      log_.nccl_env_exported.erase(name);
+    }
     for (const auto& [name, value] : reported_env_) {
       log_.nccl_env[name] = value;
       log_.nccl_env_reported.insert(name);
+      log_.nccl_env_exported.erase(name);
     }
+    note_failed_checks();
     decide_collective();
     decide_ranks();
     if (const auto layout = layout_from_file_name(log_.origin)) {
@@ -479,6 +550,11 @@ class LogParser {
     if (const auto layout = column_header(tokens)) {
       layout_ = *layout;
       log_.error_column = log_.error_column || layout_.check == CheckColumn::error;
+      if (layout_.cputime && !said_cputime_) {
+        said_cputime_ = true;
+        log_.notes.push_back("its times are the host's (\"cputime\", nccl-tests -C 1): what a call costs the "
+                             "calling thread, compared here with the simulated GPU time");
+      }
       return true;
     }
     if (placement_banner(tokens)) {
@@ -579,7 +655,11 @@ class LogParser {
         tokens[name + 2] == "by" && tokens[name + 3] == "environment" && tokens[name + 4] == "to") {
       // The value is the rest of the line (NCCL prints it as it read it); tokens are views of body.
       const auto value = static_cast<std::size_t>(tokens[name + 5].data() - body.data());
-      reported_env_[std::string(tokens[name])] = std::string(trim(body.substr(value)));
+      std::string v(trim(body.substr(value)));
+      // A number ends the sentence with a period (param.cc: "%s set by environment to %lld."); a
+      // string (NCCL_ALGO's) is written as it is.
+      if (v.size() > 1 && v.back() == '.' && parse_integer(std::string_view(v).substr(0, v.size() - 1))) v.pop_back();
+      reported_env_[std::string(tokens[name])] = v;
     }
     if (tokens[at + 1] == "INFO") take_network_report(body, tokens, name);
     return true;
@@ -661,6 +741,17 @@ class LogParser {
     if (!continuing_) finish_command();
   }
 
+  // The environment a run was given apart from its command: "export NCCL_ALGO=Tree", or a line
+  // of assignments only (as `env` lists them). The command's own assignments, and what NCCL
+  // reports it read, come over these.
+  bool take_environment(std::string_view body, const Tokens& tokens) {
+    const bool exported = tokens.front() == "export" && tokens.size() > 1;
+    if (!exported && !std::all_of(tokens.begin(), tokens.end(), is_assignment)) return false;
+    if (exported && !std::all_of(tokens.begin() + 1, tokens.end(), is_assignment)) return false;
+    for (auto& [name, value] : nccl_settings(body)) exported_env_[name] = std::move(value);
+    return true;
+  }
+
   // Keeps the first command that runs an nccl-tests binary, else the first command seen.
   void finish_command() {
     continuing_ = false;
@@ -704,12 +795,26 @@ class LogParser {
     problem(number, raw, "markdown row is not \"| size | busbw |\"");
   }
 
+  // A summary's size label is nccl-tests' power-of-two size written short, in thousands as often
+  // as in 1024s (Azure's "65K", "33M", "536M" for 64 KiB, 32 MiB, 512 MiB): the power of two it
+  // is within 10% of, else the label as written.
   static std::optional<Bytes> size_label(std::string_view text) {
+    std::optional<Bytes> size;
+    std::string label;  // "1 KB", "1KiB": as "1K"
+    for (const char ch : text)
+      if (!is_space(ch)) label += ch;
+    if (label.size() > 2 && (label.ends_with("iB") || label.ends_with("ib"))) label.resize(label.size() - 2);
+    else if (label.size() > 1 && label.back() == 'B') label.pop_back();
     try {
-      return parse_bytes(text);
+      size = parse_bytes(label);
     } catch (const Error&) {
       return std::nullopt;
     }
+    if (*size == 0) return size;
+    const Bytes below = std::bit_floor(*size), above = below << 1;
+    const Bytes nearest = (*size - below <= above - *size) ? below : above;
+    const double off = std::abs(static_cast<double>(*size) - static_cast<double>(nearest)) / static_cast<double>(nearest);
+    return off <= 0.10 ? nearest : *size;
   }
 
   void add_summary_row(int number, Bytes size, double busbw) {
@@ -778,9 +883,13 @@ class LogParser {
                      " per placement), found " + std::to_string(values) + (values < 8 ? " (truncated row?)" : "")};
     // Columns get cut from the right, so a lone placement is out-of-place unless the banner
     // above named in-place alone.
+    // A placement nccl-tests did not time (N/A throughout, as some wrappers print the in-place
+    // side) is absent; the other is read as usual.
+    auto timed = [&](std::size_t at) { return t[at] != "N/A"; };
     auto& first = (both || !in_place_only_) ? row.out_of_place : row.in_place;
-    first = point(t, i);
-    if (both) row.in_place = point(t, i + 4);
+    if (timed(i)) first = point(t, i);
+    if (both && timed(i + 4)) row.in_place = point(t, i + 4);
+    if (!row.out_of_place && !row.in_place) throw RowError{"time \"N/A\": no placement was timed"};
     return row;
   }
 
@@ -795,6 +904,27 @@ class LogParser {
       samples_.push_back({p.algbw_gbps, half_ulp(t[i + 1]), p.busbw_gbps, half_ulp(t[i + 2])});
     return p;
   }
+
+  // nccl-tests' own data check failing (a row's #wrong, the old layout's error, the footer's
+  // out-of-bounds count): the run computed wrong results, so its times may not be a healthy run's.
+  void note_failed_checks() {
+    int wrong_rows = 0;
+    for (const auto& row : log_.rows)
+      for (const auto& p : {row.out_of_place, row.in_place})
+        if (p && ((p->wrong && *p->wrong > 0) || (p->max_error && *p->max_error > kFailedMaxError))) {
+          ++wrong_rows;
+          break;
+        }
+    if (wrong_rows > 0)
+      log_.notes.push_back(std::to_string(wrong_rows) + " of its rows report wrong results (nccl-tests' data " +
+                           "check failed): their times may not be a healthy run's");
+    else if (log_.out_of_bounds && *log_.out_of_bounds > 0)
+      log_.notes.push_back("its footer counts " + std::to_string(*log_.out_of_bounds) +
+                           " out-of-bounds values (nccl-tests' data check failed): its times may not be a healthy run's");
+  }
+  // The old layout's error column is the largest difference from the expected result: float
+  // rounding leaves it near 1e-7 (1e-3 for half types); a tenth is a wrong result.
+  static constexpr double kFailedMaxError = 0.1;
 
   void decide_collective() {
     const std::pair<std::optional<CollectiveKind>, const char*> sources[] = {
@@ -862,6 +992,8 @@ class LogParser {
   Layout layout_;
   bool in_place_only_ = false;
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
+  bool said_cputime_ = false;
+  std::map<std::string, std::string> exported_env_;  // "export NCCL_X=v" lines
   std::map<std::string, std::string> reported_env_;  // NCCL's "NCCL_X set by environment to v" lines
   bool continuing_ = false;  // the last command line ended with '\'
   std::size_t data_lines_ = 0, data_lines_at_run_start_ = 0;  // data rows seen, read or not

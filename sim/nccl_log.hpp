@@ -74,9 +74,12 @@ struct NcclLog {
   // mpirun's "-x NCCL_X=v", srun's "--export=ALL,NCCL_X=v,OTHER=w", docker's "-e NCCL_X=v" (quotes
   // removed; a value may be a list, "Ring,Tree"; the last setting of a name wins). NCCL's own debug
   // output ("NCCL INFO NCCL_ALGO set by environment to Ring") says what NCCL read, whatever launched
-  // it: such a report wins over the command line, and its names are in nccl_env_reported.
+  // it: such a report wins over the command line, and its names are in nccl_env_reported. Shell
+  // lines apart from the command ("export NCCL_X=v", a line of assignments as `env` lists them)
+  // count too, under the command's own; their names are in nccl_env_exported.
   std::map<std::string, std::string> nccl_env;
   std::set<std::string> nccl_env_reported;
+  std::set<std::string> nccl_env_exported;
   // Lines of NCCL's own debug output (NCCL_DEBUG: "host:pid:tid [dev] NCCL INFO|WARN|TRACE ..."):
   // recognised, so not problems, and read only for the release and the settings NCCL reports. Its
   // WARN lines are kept, as they may say why a run measured what it did.

@@ -454,7 +454,8 @@ void apply_command_settings(PreparedLog& p) {
   auto said = [&](const std::string& name, const std::string& value) {
     const bool reported = p.log.nccl_env_reported.count(name) > 0;
     p.from_report = p.from_report || reported;
-    return name + "=" + value + (reported ? " (NCCL's report)" : "");
+    const bool exported = p.log.nccl_env_exported.count(name) > 0;
+    return name + "=" + value + (reported ? " (NCCL's report)" : exported ? " (exported)" : "");
   };
   auto level_setting = [&](const std::string& name, std::string& field, std::optional<std::string> value) {
     if (!value) return;
@@ -717,14 +718,32 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   p.agg_iters = p.log.agg_iters.value_or(1);
   p.registration = p.log.registration.value_or(0);
   const CollectiveKind kind = *p.log.collective;
+  bool said_mulsum = false;
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;
     const auto measured = measured_time(row, column, kind, p.ranks);
     if (!measured) continue;
     MeasuredCall m;
     m.spec.kind = kind;
-    m.spec.type = parse_data_type(row.type.empty() ? "float" : row.type);
-    m.spec.op = is_reduction(kind) && !row.redop.empty() && row.redop != "none" ? parse_reduce_op(row.redop) : ReduceOp::sum;
+    // A type or op ccsim does not simulate (nccl-tests' mulsum, an fp8 type) leaves that row out,
+    // said with its line, not the log.
+    try {
+      m.spec.type = parse_data_type(row.type.empty() ? "float" : row.type);
+      if (is_reduction(kind) && row.redop == "mulsum") {
+        // nccl-tests' mulsum is NCCL's PreMulSum (ncclRedOpCreatePreMulSum), the kernel NCCL runs
+        // avg with on floating-point types: the same work, so simulated as avg.
+        m.spec.op = ReduceOp::avg;
+        if (!said_mulsum)
+          std::cerr << "ccsim: warning: " << c.log << ": op mulsum (NCCL's PreMulSum) simulated as avg, which NCCL "
+                    << "runs as a PreMulSum\n";
+        said_mulsum = true;
+      } else {
+        m.spec.op = is_reduction(kind) && !row.redop.empty() && row.redop != "none" ? parse_reduce_op(row.redop) : ReduceOp::sum;
+      }
+    } catch (const Error& e) {
+      std::cerr << "ccsim: warning: " << c.log << ":" << row.line << ": " << e.what() << ": row left out\n";
+      continue;
+    }
     m.spec.root = std::max(0, row.root.value_or(0));
     m.spec.nranks = p.ranks;
     // nccl-tests' size is what ccsim's count means (per rank, or the total for the block
