@@ -979,7 +979,20 @@ class LogParser {
   }
 
   void note_rank_clash(const std::string& devices_say, RankRange ratio) {
-    log_.notes.push_back("device lines " + devices_say + " but busbw/algbw fits " + describe(ratio));
+    std::string note = "device lines " + devices_say + " but busbw/algbw fits " + describe(ratio);
+    // The collective may be what is wrong (a run pasted under another's file name): say which
+    // collectives' busbw factor fits the listed ranks.
+    const int listed = *device_ranks_.rbegin() + 1;
+    const std::pair<CollectiveKind, const char*> families[] = {
+        {CollectiveKind::all_reduce, "all_reduce"},
+        {CollectiveKind::all_gather, "all_gather, reduce_scatter or alltoall"},
+        {CollectiveKind::broadcast, "broadcast, reduce or sendrecv"}};
+    for (const auto& [kind, names] : families) {
+      const auto fit = ranks_fitting_ratio(kind, samples_);
+      if (fit && fit->lo != 0 && fit->lo <= listed && listed <= fit->hi && kind != *log_.collective)
+        note += ": at " + std::to_string(listed) + " ranks it fits " + names + " (--collective names it)";
+    }
+    log_.notes.push_back(note);
   }
 
   static std::string describe(RankRange range) {

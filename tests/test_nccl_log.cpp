@@ -819,3 +819,18 @@ TEST_CASE("nccl log: a summary's size labels in thousands, 1024s, KB and KiB are
   CHECK(log.rows[3].size == Bytes{512} << 20);
   CHECK(log.rows[4].size == Bytes{3} << 20);  // no power of two within 10%: as written
 }
+
+TEST_CASE("nccl log: busbw/algbw that fits another collective at the listed ranks says which") {
+  // An all_gather table (busbw = 7/8 algbw on 8 ranks) in a file named for all_reduce.
+  std::string text;
+  for (int r = 0; r < 8; ++r)
+    text += "#  Rank  " + std::to_string(r) + " Group  0 Pid   1 on h device  " + std::to_string(r) +
+            " [0x1b] NVIDIA H100 80GB HBM3\n";
+  text +=
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "   134217728       4194304     float    none      -1   500.00  268.44  234.88      0   500.00  268.44  234.88      0\n";
+  const NcclLog log = parse(text, "h100-8g-allreduce-1.log");
+  REQUIRE(log.notes.size() == 1);
+  CHECK(log.notes[0] == "device lines list 8 ranks but busbw/algbw fits no rank count: at 8 ranks it fits all_gather, "
+                        "reduce_scatter or alltoall (--collective names it)");
+}

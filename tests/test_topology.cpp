@@ -587,34 +587,38 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
     int sm;
     const char* family;
     const char* preset;
+    bool card = false;  // a PCIe card, not a baseboard part
   };
   const Case cases[] = {
       {"NVIDIA H100 80GB HBM3", 90, "hopper", "dgx-h100"},
-      {"NVIDIA H100 NVL", 90, "hopper", ""},
-      {"NVIDIA H100 PCIe", 90, "hopper", ""},
+      {"NVIDIA H100 NVL", 90, "hopper", "", true},
+      {"NVIDIA H100 PCIe", 90, "hopper", "", true},
       {"NVIDIA H200", 90, "h200", "dgx-h200"},
       {"NVIDIA GH200 120GB", 90, "hopper", "gh200-quad"},
       {"NVIDIA H800", 90, "hopper", "hgx-h800"},
       {"NVIDIA H20", 90, "hopper", ""},
       {"A100-SXM4-40GB", 80, "ampere", "dgx-a100"},
-      {"NVIDIA A100 80GB PCIe", 80, "ampere", ""},
-      {"NVIDIA A100-PCIE-40GB", 80, "ampere", ""},
+      {"NVIDIA A100 80GB PCIe", 80, "ampere", "", true},
+      {"NVIDIA A100-PCIE-40GB", 80, "ampere", "", true},
       {"Tesla V100-SXM2-16GB", 70, "volta", "dgx1-v100"},
       {"Tesla V100-SXM3-32GB", 70, "volta", "dgx2-v100"},
-      {"Tesla V100-PCIE-32GB", 70, "volta", ""},
+      {"Tesla V100-PCIE-32GB", 70, "volta", "", true},
       {"NVIDIA B200", 100, "blackwell", "hgx-b200"},
       {"NVIDIA GB200", 100, "blackwell", "gb200-nvl72"},
       {"NVIDIA GB10", 121, "gb10", "dgx-spark"},
-      {"NVIDIA L40S", 89, "ampere", ""},
-      {"NVIDIA GeForce RTX 4090", 89, "ampere", ""},
-      {"NVIDIA GeForce RTX 5090", 120, "blackwell", ""},
-      {"NVIDIA GeForce RTX 2080 Ti", 75, "volta", ""},
-      {"NVIDIA GeForce RTX 3090", 86, "ampere", ""},
-      {"NVIDIA RTX 6000 Ada Generation", 89, "ampere", ""},
-      {"NVIDIA RTX A6000", 86, "ampere", ""},
-      {"Quadro RTX 6000", 75, "volta", ""},
-      {"NVIDIA RTX 6000D", 120, "blackwell", ""},
-      {"Tesla T4", 75, "volta", ""},
+      {"NVIDIA L40S", 89, "ampere", "", true},
+      {"NVIDIA GeForce RTX 4090", 89, "ampere", "", true},
+      {"NVIDIA GeForce RTX 5090", 120, "blackwell", "", true},
+      {"NVIDIA GeForce RTX 2080 Ti", 75, "volta", "", true},
+      {"NVIDIA GeForce RTX 3090", 86, "ampere", "", true},
+      {"NVIDIA RTX 6000 Ada Generation", 89, "ampere", "", true},
+      {"NVIDIA RTX A6000", 86, "ampere", "", true},
+      {"Quadro RTX 6000", 75, "volta", "", true},
+      {"NVIDIA RTX 6000D", 120, "blackwell", "", true},
+      {"Tesla T4", 75, "volta", "", true},
+      {"NVIDIA A10G", 86, "ampere", "", true},
+      {"NVIDIA A800-SXM4-80GB", 80, "ampere", ""},
+      {"NVIDIA B300 SXM6 AC", 103, "blackwell", ""},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
@@ -623,6 +627,7 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
     CHECK(gpu->sm == c.sm);
     CHECK(gpu->family == c.family);
     CHECK(gpu->preset == c.preset);
+    CHECK(gpu->card == c.card);
   }
   // Every preset named is one ccsim has.
   for (const Case& c : cases)

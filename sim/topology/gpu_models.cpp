@@ -58,6 +58,7 @@ const Rule kRules[] = {
     {{"A800"}, "A800", 80, "", ""},
     {{"A30"}, "A30", 80, "", ""},
     {{"A40"}, "A40", 86, "", ""},
+    {{"A10G"}, "A10G", 86, "", ""},
     {{"A10"}, "A10", 86, "", ""},
     {{"A6000"}, "RTX A6000", 86, "", ""},
     {{"A5000"}, "RTX A5000", 86, "", ""},
@@ -113,9 +114,16 @@ std::optional<GpuModel> identify_gpu(std::string_view device_name) {
   for (const Rule& r : kRules) {
     if (!std::all_of(r.words.begin(), r.words.end(), has)) continue;
     const std::string family = *r.family ? r.family : family_of_sm(r.sm);
-    return GpuModel{r.name, r.sm, family, r.preset};
+    // Baseboard parts whose board no preset describes (HGX H20, HGX A800, HGX B300, GB300 NVL72).
+    static constexpr std::string_view kBoardParts[] = {"H20", "A800", "B300", "GB300"};
+    const bool board = *r.preset || std::find(std::begin(kBoardParts), std::end(kBoardParts), r.name) != std::end(kBoardParts);
+    return GpuModel{r.name, r.sm, family, r.preset, !board};
   }
-  return geforce(words);
+  if (auto card = geforce(words)) {
+    card->card = true;
+    return card;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ccsim::topo

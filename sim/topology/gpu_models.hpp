@@ -17,6 +17,9 @@ struct GpuModel {
   // The preset of the machine this GPU comes in (an 8-GPU NVSwitch baseboard, a DGX); empty for
   // GPUs sold as PCIe cards or in machines no preset describes.
   std::string preset;
+  // Sold as a card for a PCIe slot (GeForce, workstation and PCIe data-center parts), whose servers
+  // come in many layouts; false for a baseboard part (SXM) even where no preset has its board.
+  bool card = false;
 };
 
 // The family NCCL's cost tables put a compute capability in: Volta below SM 80, Ampere 80-89,

@@ -402,6 +402,9 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   const auto gpu = logged_gpu(log);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
   const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
+  if (gpu->preset.empty() && !gpu->card)
+    throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
+                "), a baseboard part whose machine no preset describes" + name_it);
   if (gpu->preset.empty()) {
     // A start for the user: the generic PCIe preset of the card's era (Volta/Turing Gen3, Ampere/Ada
     // Gen4, Hopper and later Gen5), as many GPUs per node as a host of the log lists.
@@ -428,7 +431,11 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
       how += ", " + hostless->how;
       return m;
     }
-    if (log.hosts.size() <= 1 && !racks && ranks > node_gpus)
+    if (log.hosts.size() == 1 && !racks && ranks > node_gpus)
+      throw Error(path + ": its " + std::to_string(ranks) + " ranks are on one host, which one " + m.name + " node (" +
+                  std::to_string(node_gpus) + " GPUs) cannot hold: give " +
+                  (map_entry.empty() ? std::string("--topo (and --nodes)") : "\"topo\" (and \"nodes\") in " + map_entry));
+    if (log.hosts.empty() && !racks && ranks > node_gpus)
       throw Error(path + ": its " + std::to_string(ranks) + " ranks need more than one " + m.name +
                   " node, fill no whole number of them, and its device lines name no hosts: give " +
                   (map_entry.empty() ? std::string("--nodes (or --topo)") : "\"nodes\" (or \"topo\") in " + map_entry));
