@@ -533,7 +533,26 @@ class LogParser {
 
  private:
   void problem(int number, std::string_view raw, std::string why) {
-    log_.problems.push_back({number, std::string(raw), std::move(why)});
+    log_.problems.push_back({number, printable(raw), std::move(why)});
+  }
+
+  // A line as a warning may show it: control bytes (a binary file's) as \xNN, not sent to the terminal.
+  static std::string printable(std::string_view raw) {
+    std::string out;
+    for (const char ch : raw) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c != 0x7f) {
+        out += ch;
+      } else if (ch == '\t') {
+        out += ' ';
+      } else {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+    return out;
   }
 
   // Comments are never problems; the ones nccl-tests writes still carry the layout, the devices,
@@ -649,7 +668,7 @@ class LogParser {
       ++at;
     if (at >= 3 || at + 1 >= tokens.size()) return false;
     ++log_.nccl_debug_lines;
-    if (tokens[at + 1] == "WARN") log_.nccl_warnings.push_back({number, std::string(raw), "NCCL warned"});
+    if (tokens[at + 1] == "WARN") log_.nccl_warnings.push_back({number, printable(raw), "NCCL warned"});
     const std::size_t name = at + 2;
     if (tokens[at + 1] == "INFO" && name + 5 < tokens.size() && tokens[name].starts_with("NCCL_") && tokens[name + 1] == "set" &&
         tokens[name + 2] == "by" && tokens[name + 3] == "environment" && tokens[name + 4] == "to") {

@@ -519,8 +519,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
     std::cout << "algorithm " << name << ": " << t.text(baseline) << " logs=" << algorithm_logs[name].size() << "\n";
   std::cout << "overall: " << overall.text(baseline) << "\n";
   if (overall.sim.empty())
-    throw Error("no row of any log was compared: their rows were unreadable (the warnings above say why) or outside "
-                "--min-size/--max-size");
+    throw Error("no row of any log was compared: their rows were unreadable (the warnings above say why), of size 0 "
+                "or outside --min-size/--max-size");
   if (!a.calibrated.empty()) {
     // The same rows under the calibrated model: the error before and after calibration.
     AccuracyArgs after = a;

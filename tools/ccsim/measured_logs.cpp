@@ -630,8 +630,27 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   PreparedLog p;
   p.c = c;
   p.log = read_nccl_log(c.log, c.run);
-  for (const auto& problem : p.log.problems)
-    std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": " << problem.text << "\n";
+  // A file that is not a log at all (binary, another tool's output) would fill the terminal: the
+  // first lines say enough, the count says the rest.
+  constexpr std::size_t kProblemsShown = 20;
+  for (std::size_t k = 0; k < std::min(p.log.problems.size(), kProblemsShown); ++k) {
+    const auto& problem = p.log.problems[k];
+    std::cerr << "ccsim: warning: " << c.log << ":" << problem.line << ": " << problem.why << ": "
+              << problem.text.substr(0, 300) << (problem.text.size() > 300 ? "..." : "") << "\n";
+  }
+  if (p.log.problems.size() > kProblemsShown) {
+    std::string lines;  // their numbers, runs of consecutive ones as "a-b"
+    for (std::size_t k = kProblemsShown; k < p.log.problems.size(); ++k) {
+      const int line = p.log.problems[k].line;
+      std::size_t end = k;
+      while (end + 1 < p.log.problems.size() && p.log.problems[end + 1].line == p.log.problems[end].line + 1) ++end;
+      lines += (lines.empty() ? "" : ", ") + std::to_string(line) +
+               (end > k ? "-" + std::to_string(p.log.problems[end].line) : std::string());
+      k = end;
+    }
+    std::cerr << "ccsim: warning: " << c.log << ": " << p.log.problems.size() - kProblemsShown
+              << " more lines could not be read: " << lines << "\n";
+  }
   for (const auto& warned : p.log.nccl_warnings)
     std::cerr << "ccsim: warning: " << c.log << ":" << warned.line << ": " << warned.why << ": " << warned.text << "\n";
   for (const auto& note : p.log.notes) std::cerr << "ccsim: warning: " << c.log << ": " << note << "\n";
