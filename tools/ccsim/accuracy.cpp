@@ -74,6 +74,7 @@ struct LogResult {
   int agg_iters = 1;       // PreparedLog::agg_iters
   int registration = 0;    // PreparedLog::registration
   std::string topology, model;
+  std::string machine_options;  // what adjusts the machine beyond its name (machine_adjustments)
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string column;    // the measured column compared, as the header says it
   std::string machine_from_log;  // PreparedLog::machine_from_log
@@ -164,6 +165,7 @@ std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
   out.registration = prepared.registration;
   out.rooted = is_rooted(*prepared.log.collective);
   out.topology = topology.name();
+  out.machine_options = machine_adjustments(prepared.c.topology);
   out.machine_from_log = prepared.machine_from_log;
   out.runs = prepared.log.runs;
   // Where neither the command nor the map names the model, the log's release (or era) chose it.
@@ -285,7 +287,8 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const int release = r.nccl_release >= 18 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
   o << "# " << r.c.log
     << (r.c.run && r.runs > 1 ? " (run " + std::to_string(*r.c.run) + " of " + std::to_string(r.runs) + ")" : "")
-    << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology << " (model "
+    << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology
+    << (r.machine_options.empty() ? "" : " with " + r.machine_options) << " (model "
     << r.model << ", NCCL 2." << release << "'s choices), " << r.column << ", class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
@@ -500,7 +503,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"run", c.run ? nlohmann::json(*c.run) : nlohmann::json()}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"machine_options", r.machine_options}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"bandwidth_ratio", regime.bandwidth ? nlohmann::json(*regime.bandwidth) : nlohmann::json()},
                     {"latency_ratio", regime.latency ? nlohmann::json(*regime.latency) : nlohmann::json()},

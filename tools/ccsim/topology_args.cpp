@@ -1,5 +1,7 @@
 #include "ccsim/topology_args.hpp"
 
+#include <sstream>
+
 #include "sim/error.hpp"
 #include "sim/topology/json_io.hpp"
 
@@ -66,6 +68,26 @@ void say_machine_from_log(CLI::App* cmd) {
   cmd->get_option("--gpus-per-node")
       ->description("Use only the first K GPUs of every node (default on several nodes: the ranks each host of the "
                     "log's device lines lists, else that the file name's <nodes>n<ranks>g gives)");
+}
+
+std::string machine_adjustments(const TopologyArgs& args) {
+  std::ostringstream out;
+  const topo::PresetOptions defaults;
+  const auto& p = args.preset;
+  if (!p.nic.empty()) out << " --nic " << p.nic;
+  if (p.nodes > 1 && p.fabric != defaults.fabric) out << " --fabric " << p.fabric;
+  if (p.nodes > 1 && p.fabric != defaults.fabric && p.spines != defaults.spines) out << " --spines " << p.spines;
+  if (p.nodes > 1 && p.oversubscription != defaults.oversubscription) out << " --oversubscription " << p.oversubscription;
+  if (p.switch_latency_us != defaults.switch_latency_us) out << " --switch-latency-us " << p.switch_latency_us;
+  if (p.sharp) out << " --sharp";
+  if (args.gpus_per_node) out << " --gpus-per-node " << *args.gpus_per_node;
+  if (args.nics_per_node) out << " --nics-per-node " << *args.nics_per_node;
+  if (args.no_pcie_p2p) out << " --no-pcie-p2p";
+  if (!args.net_gdr_level.empty()) out << " --net-gdr-level " << args.net_gdr_level;
+  if (!args.p2p_level.empty()) out << " --p2p-level " << args.p2p_level;
+  if (args.p2p_pxn_level) out << " --p2p-pxn-level " << *args.p2p_pxn_level;
+  const std::string s = out.str();
+  return s.empty() ? s : s.substr(1);
 }
 
 topo::Topology build_topology(const TopologyArgs& a) {

@@ -26,6 +26,9 @@ struct TopologyArgs {
 };
 
 void add_topology_options(CLI::App* cmd, TopologyArgs& args);
+// The options that change the machine beyond its name and node count, as a command line writes them
+// ("--nic eth400 --gpus-per-node 4 --no-pcie-p2p"), empty if none: for headers that name a machine.
+std::string machine_adjustments(const TopologyArgs& args);
 // For commands that read nccl-tests logs: --topo, --nodes and --gpus-per-node say that the log's
 // device lines decide them when they are not given.
 void say_machine_from_log(CLI::App* cmd);
