@@ -745,6 +745,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   p.registration = p.log.registration.value_or(0);
   const CollectiveKind kind = *p.log.collective;
   bool said_mulsum = false;
+  std::map<std::string, int> left_out;  // rows of a type or op ccsim does not simulate, by why
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;
     const auto measured = measured_time(row, column, kind, p.ranks);
@@ -767,7 +768,9 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
         m.spec.op = is_reduction(kind) && !row.redop.empty() && row.redop != "none" ? parse_reduce_op(row.redop) : ReduceOp::sum;
       }
     } catch (const Error& e) {
-      std::cerr << "ccsim: warning: " << c.log << ":" << row.line << ": " << e.what() << ": row left out\n";
+      // Said for its first rows; a sweep of all types (-d all) has many of one unknown type.
+      if (++left_out[e.what()] <= 3)
+        std::cerr << "ccsim: warning: " << c.log << ":" << row.line << ": " << e.what() << ": row left out\n";
       continue;
     }
     m.spec.root = std::max(0, row.root.value_or(0));
@@ -781,6 +784,8 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     m.in_place = measured->in_place;
     p.calls.push_back(m);
   }
+  for (const auto& [why, rows] : left_out)
+    if (rows > 3) std::cerr << "ccsim: warning: " << c.log << ": " << rows - 3 << " more rows left out: " << why << "\n";
   return p;
 }
 
