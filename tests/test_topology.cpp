@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -385,6 +387,137 @@ TEST_CASE("XML import: VM dumps with hidden NVSwitches, flattened dumps, and err
   CHECK_THROWS_WITH_AS(import_nccl_xml("<system>\n<cpu>\n<pci class='0x0604'>\n</cpu>\n", "bad.xml"),
                        doctest::Contains("bad.xml:4: XML error"), Error);
   CHECK_THROWS_WITH_AS(import_nccl_xml("<graphs/>", "g.xml"), doctest::Contains("no <system> element"), Error);
+}
+
+TEST_CASE("XML import: Grace's NVLink-C2C, VMs' numaid -1, links it leaves out said, a repeated GPU refused") {
+  // GH200: the GPU listed straight under its Grace reaches it by C2C alone, the NIC over PCIe.
+  const std::string gh200 = R"(<system version="1">
+  <cpu host_hash="0x1" numaid="0" arch="arm64">
+    <pci busid="0009:01:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="90" rank="0"><c2c count="10" bw="45000"/></gpu>
+    </pci>
+    <pci busid="0000:01:00.0" class="0x020700" link_speed="32.0 GT/s PCIe" link_width="16"><nic/></pci>
+  </cpu>
+</system>)";
+  const Topology t = import_nccl_xml(gh200, "gh200.xml");
+  int c2c = 0, gpu_pcie = 0;
+  for (const auto& l : t.links()) {
+    c2c += l.kind == LinkKind::c2c;
+    gpu_pcie += l.kind == LinkKind::pcie && (l.a == t.gpu(0) || l.b == t.gpu(0));
+  }
+  CHECK(c2c == 1);
+  CHECK(gpu_pcie == 0);
+  // GB300's GPUs sit behind their ConnectX-8's switch: C2C to the Grace, and that PCIe path to the NICs.
+  const Topology gb300 = import_nccl_xml(read_shared("data/topologies/oci-gb300-2tray-nccl-topo.xml"), "gb300.xml");
+  c2c = 0;
+  for (const auto& l : gb300.links()) c2c += l.kind == LinkKind::c2c;
+  CHECK(c2c == 8);
+  CHECK(path_class(gb300, gb300.gpu(0), gb300.nics_of_node(0)[0]) == "PXB");
+  // Two sockets a VM writes numaid="-1": two CPUs of their own names, which a topology file takes back.
+  const std::string vm = R"(<system version="1">
+  <cpu numaid="-1" vendor="AuthenticAMD">
+    <pci busid="0001:00:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="80" rank="0"><nvlink target="0003:00:00.0" count="12" tclass="0x030200"/>
+        <nvlink target="0009:00:00.0" count="2" tclass="0x030200"/></gpu>
+    </pci>
+  </cpu>
+  <cpu numaid="-1" vendor="AuthenticAMD">
+    <pci busid="0003:00:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="80" rank="1"><nvlink target="0000:00:00.0" count="2" tclass="0x060000"/></gpu>
+    </pci>
+  </cpu>
+</system>)";
+  std::vector<std::string> notes;
+  const Topology two = import_nccl_xml(vm, "vm.xml", {"", &notes});
+  std::set<std::string> cpu_names;
+  for (const auto& d : two.devices())
+    if (d.kind == DeviceKind::cpu) cpu_names.insert(d.name);
+  CHECK(cpu_names.size() == 2);
+  CHECK(to_json(topology_from_json(to_json(two), "vm.json")) == to_json(two));
+  CHECK(path_class(two, two.gpu(0), two.gpu(1)) == "NV12");
+  CHECK(notes == std::vector<std::string>{
+                     "vm.xml:5: an NVLink to 0009:00:00.0, which the dump lists no GPU at: left out",
+                     "vm.xml:10: an NVLink to 0000:00:00.0 of class 0x060000 (a CPU's, as POWER9's), which ccsim does not "
+                     "model: left out"});
+  std::string twice = vm;
+  twice.replace(twice.find("0003:00:00.0\" class"), 12, "0001:00:00.0");
+  CHECK_THROWS_WITH_AS(import_nccl_xml(twice, "twice.xml"), doctest::Contains("twice.xml:9: a second GPU at bus id 0001:00:00.0"), Error);
+}
+
+TEST_CASE("nvidia-smi import: sockets from NUMA or CPU affinity, colour codes, and matrices nvidia-smi cannot print") {
+  auto cpu_count = [](const Topology& t) {
+    int n = 0;
+    for (const auto& d : t.devices()) n += d.kind == DeviceKind::cpu;
+    return n;
+  };
+  auto cpu_links = [](const Topology& t) {
+    int n = 0;
+    for (const auto& l : t.links()) n += l.kind == LinkKind::cpu;
+    return n;
+  };
+  // Tab-separated as nvidia-smi prints it; GPU2's and GPU3's CPU affinity empty (outside the job's
+  // cpuset): the NUMA column still reads, two sockets.
+  const std::string tabs =
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+      "GPU0\t X \tNV18\tNV18\tNV18\t0-15,56-71\t0\t\tN/A\n"
+      "GPU1\tNV18\t X \tNV18\tNV18\t0-15,56-71\t0\t\tN/A\n"
+      "GPU2\tNV18\tNV18\t X \tNV18\t\t1\t\tN/A\n"
+      "GPU3\tNV18\tNV18\tNV18\t X \t\t1\t\tN/A\n";
+  const SmiMatrix m = parse_nvidia_smi(tabs, "tabs.txt");
+  CHECK(m.numa == std::map<std::string, int>{{"GPU0", 0}, {"GPU1", 0}, {"GPU2", 1}, {"GPU3", 1}});
+  CHECK(cpu_count(import_nvidia_smi(tabs, "tabs.txt")) == 2);
+  // An older nvidia-smi prints CPU affinity only: GPUs of one affinity share a socket.
+  const std::string affinity_only =
+      "        GPU0    GPU1    GPU2    GPU3    CPU Affinity\n"
+      "GPU0     X      NV18    NV18    NV18    0-71\n"
+      "GPU1    NV18     X      NV18    NV18    0-71\n"
+      "GPU2    NV18    NV18     X      NV18    72-143\n"
+      "GPU3    NV18    NV18    NV18     X      72-143\n";
+  CHECK(cpu_count(import_nvidia_smi(affinity_only, "old.txt")) == 2);
+  // Every pair SYS, NUMA 0 0 1 1 (an AMD socket's root complexes are SYS to each other): the
+  // classes as printed (a CPU per GPU), the four joined through their two sockets, not pairwise.
+  const std::string amd =
+      "        GPU0    GPU1    GPU2    GPU3    CPU Affinity    NUMA Affinity\n"
+      "GPU0     X      SYS     SYS     SYS     0-31            0\n"
+      "GPU1    SYS      X      SYS     SYS     0-31            0\n"
+      "GPU2    SYS     SYS      X      SYS     32-63           1\n"
+      "GPU3    SYS     SYS     SYS      X      32-63           1\n";
+  const Topology epyc = import_nvidia_smi(amd, "amd.txt");
+  CHECK(path_class(epyc, epyc.gpu(0), epyc.gpu(1)) == "SYS");
+  CHECK(cpu_count(epyc) == 6);
+  CHECK(cpu_links(epyc) == 5);
+  // Colour codes of a terminal capture come off.
+  std::string coloured = "        \x1b[4mGPU0\x1b[0m    \x1b[4mGPU1\x1b[0m\n\x1b[1mGPU0\x1b[0m     X      NV4\n"
+                         "\x1b[1mGPU1\x1b[0m    NV4      X\n";
+  CHECK(parse_nvidia_smi(coloured, "c.txt").cls("GPU0", "GPU1") == "NV4");
+  // What nvidia-smi never prints: a row twice, a pair of two classes, NIC columns without NIC rows.
+  CHECK_THROWS_WITH_AS(parse_nvidia_smi("\tGPU0\tGPU1\nGPU0\t X\tNV4\nGPU1\tNV4\t X\nGPU1\tNV4\t X\n", "t.txt"),
+                       doctest::Contains("t.txt:4: row GPU1 again (first at line 3)"), Error);
+  CHECK_THROWS_WITH_AS(parse_nvidia_smi("\tGPU0\tGPU1\nGPU0\t X\tNV4\nGPU1\tNV6\t X\n", "t.txt"),
+                       doctest::Contains("t.txt: GPU0-GPU1 is NV4 in GPU0's row (line 2) but NV6 in GPU1's (line 3)"), Error);
+  CHECK_THROWS_WITH_AS(
+      parse_nvidia_smi("\tGPU0\tGPU1\tNIC0\tNIC1\nGPU0\t X\tNV12\tPIX\tPIX\nGPU1\tNV12\t X\tPIX\tPIX\n", "t.txt"),
+      doctest::Contains("t.txt: row NIC0 is missing (a partial copy?)"), Error);
+  // The links' generations a family's machines have, which the text does not say.
+  CHECK(link_generations_of("volta").nvlink == "2");
+  CHECK(link_generations_of("ampere-nccl2.8").pcie == "4");
+  CHECK(link_generations_of("blackwell").nvlink == "5");
+  CHECK(link_generations_of("h200").pcie == "5");
+}
+
+TEST_CASE("a topology file: unknown top-level keys refused, an import's input named as such") {
+  const std::string two_gpus = R"({"name": "x", "p2p_levle": "SYS", "devices": [{"name": "g0", "kind": "gpu", "arch": "hopper"},
+    {"name": "g1", "kind": "gpu", "arch": "hopper"}], "links": [{"from": "g0", "to": "g1", "kind": "nvlink", "generation": "4", "lanes": 1}]})";
+  CHECK_THROWS_WITH_AS(topology_from_json(nlohmann::json::parse(two_gpus), "t.json"),
+                       doctest::Contains("t.json: p2p_levle: unknown key (expected one of name, description"), Error);
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto xml = (dir / "ccsim-import-first.xml").string(), smi = (dir / "ccsim-import-first.txt").string();
+  std::ofstream(xml) << "<system version=\"1\"></system>\n";
+  std::ofstream(smi) << "\tGPU0\tGPU1\nGPU0\t X\tNV4\nGPU1\tNV4\t X\n";
+  CHECK_THROWS_WITH_AS(resolve_topology(xml, {}), doctest::Contains("an NCCL topology dump (XML), not a topology file: `ccsim topo import"), Error);
+  CHECK_THROWS_WITH_AS(resolve_topology(smi, {}), doctest::Contains("`nvidia-smi topo -m` output, not a topology file"), Error);
+  std::filesystem::remove(xml);
+  std::filesystem::remove(smi);
 }
 
 TEST_CASE("fabrics: plain two- and three-tier fat trees, NIC generation, switch latency") {

@@ -29,10 +29,18 @@ struct SmiMatrix {
   std::map<std::string, std::vector<std::string>> rows;  // label -> cells in header order
   std::vector<std::string> header;
   std::map<std::string, int> numa;  // GPU label -> NUMA affinity, where printed
+  std::map<std::string, std::string> cpu_affinity;  // GPU label -> CPU affinity ("0-47,96-143"), where printed
   // The class between two labels (from whichever of the two rows is present).
   std::string cls(const std::string& a, const std::string& b) const;
 };
 SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& origin);
+
+// The NVLink and PCIe generations a GPU family's machines have (Volta: NVLink 2, PCIe Gen3;
+// Ampere: 3, Gen4; Hopper: 4, Gen5; Blackwell: 5, Gen5), which `nvidia-smi topo -m` does not print.
+struct LinkGenerations {
+  std::string nvlink, pcie;
+};
+LinkGenerations link_generations_of(const std::string& arch);
 
 // `origin` names the text in errors ("file.txt:12: ...").
 Topology import_nvidia_smi(const std::string& text, const std::string& origin, const SmiImportOptions& options = {});

@@ -47,8 +47,9 @@ struct Builder {
   // ids repeat from host to host) names each host's devices "n<k>.", as the presets name nodes'.
   std::string prefix;
   std::map<std::string, DeviceId> gpu_by_bus;  // prefix + bus id
-  std::vector<std::tuple<DeviceId, std::string, std::string, int, std::string, int>> nvlinks;  // gpu, prefix, target, count, tclass, sm
+  std::vector<std::tuple<DeviceId, std::string, std::string, int, std::string, int, int>> nvlinks;  // gpu, prefix, target, count, tclass, sm, line
   int max_sm = 0;
+  DeviceId cpu = 0;  // the CPU whose pci tree is being walked
 
   Builder(const std::string& txt, const std::string& org, const XmlImportOptions& o, Topology& topology)
       : text(txt), origin(org), options(o), t(topology) {}
@@ -87,8 +88,15 @@ struct Builder {
       max_sm = std::max(max_sm, sm);
       std::string arch = sm > 0 ? family_of_sm(sm) : options.arch;
       if (arch.empty()) fail(pci, "GPU " + bus + " has no sm attribute: give the GPU family (--arch)");
+      if (gpu_by_bus.count(prefix + bus)) fail(pci, "a second GPU at bus id " + bus);
       const DeviceId id = t.add_device({prefix + "gpu@" + bus, DeviceKind::gpu, 0, arch, false});
-      link_up(id, parent, pci);
+      // NVLink-C2C to its Grace: a GPU the dump lists straight under the CPU reaches it by C2C
+      // alone; one behind a switch (GB300's ConnectX-8) keeps that PCIe path to its NICs as well.
+      // Every Grace superchip's C2C carries 900 GB/s both ways (configs/links.json grace-hopper),
+      // whatever NCCL's bw attribute says of its own view.
+      const bool c2c = gpu && gpu.child("c2c");
+      if (c2c) t.add_link(id, cpu, LinkKind::c2c, "grace-hopper", 1);
+      if (!c2c || parent != cpu) link_up(id, parent, pci);
       gpu_by_bus[prefix + bus] = id;
       const int order = gpu ? gpu.attribute("rank").as_int(gpu.attribute("dev").as_int(static_cast<int>(gpu_order.size())))
                             : static_cast<int>(gpu_order.size());
@@ -96,7 +104,7 @@ struct Builder {
       if (gpu)
         for (auto nv : gpu.children("nvlink"))
           nvlinks.emplace_back(id, prefix, nv.attribute("target").as_string(), nv.attribute("count").as_int(1),
-                               nv.attribute("tclass").as_string(), sm);
+                               nv.attribute("tclass").as_string(), sm, line_of(text, nv.offset_debug()));
     } else if (cls.rfind("0x02", 0) == 0 || pci.child("nic")) {  // a network controller, or a function NCCL uses as one
                                                                   // (a SuperNIC's DMA function, class 0x0801, holding a <nic>)
       add_nic(parent, pci);
@@ -129,6 +137,7 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
   Topology topology(origin);
   Builder b(text, origin, options, topology);
   std::vector<DeviceId> cpus;
+  std::set<std::string> cpu_names;
   std::vector<std::string> cpu_hosts;  // each CPU's host_hash
   std::vector<std::string> hosts;      // in order of appearance
   for (auto cpu : system.children("cpu"))
@@ -140,8 +149,15 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
     const std::string host = cpu.attribute("host_hash").as_string();
     const auto k = std::find(hosts.begin(), hosts.end(), host) - hosts.begin();
     b.prefix = hosts.size() > 1 ? "n" + std::to_string(k) + "." : "";
-    const DeviceId id = b.t.add_device({b.prefix + "cpu" + std::string(cpu.attribute("numaid").as_string(std::to_string(cpus.size()).c_str())),
-                                         DeviceKind::cpu, 0, "", false});
+    // A CPU is named by its NUMA id; VMs write -1 for every socket, so an id that is not a
+    // number, is negative or repeats takes the CPU's place in the dump instead.
+    std::string name = b.prefix + "cpu" + cpu.attribute("numaid").as_string();
+    const int numaid = cpu.attribute("numaid").as_int(-1);
+    if (numaid < 0 || std::to_string(numaid) != cpu.attribute("numaid").as_string() || cpu_names.count(name))
+      name = b.prefix + "cpu#" + std::to_string(cpus.size());
+    cpu_names.insert(name);
+    const DeviceId id = b.t.add_device({name, DeviceKind::cpu, 0, "", false});
+    b.cpu = id;
     cpus.push_back(id);
     cpu_hosts.push_back(host);
     vendor = cpu.attribute("vendor").as_string();
@@ -168,7 +184,10 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
   std::set<std::pair<DeviceId, DeviceId>> peer_links;
   // The hidden fabric target is one NVLink domain, which every host of the dump reaches (trays of a
   // rack); any other target is a device of the GPU's own host.
-  for (const auto& [gpu, host, target, count, tclass, sm] : b.nvlinks) {
+  auto left_out = [&](int line, const std::string& what) {
+    if (options.notes) options.notes->push_back(origin + ":" + std::to_string(line) + ": " + what + ": left out");
+  };
+  for (const auto& [gpu, host, target, count, tclass, sm, line] : b.nvlinks) {
     if (tclass == "0x068000" || target.rfind("fffffff", 0) == 0) {
       const std::string key = target.rfind("fffffff", 0) == 0 ? target : host + target;
       if (!switches.count(key))
@@ -177,9 +196,15 @@ Topology import_nccl_xml(const std::string& text, const std::string& origin, con
       b.t.add_link(gpu, switches[key], LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
     } else if (tclass == "0x030200" || tclass == "0x030000") {
       auto it = b.gpu_by_bus.find(host + target);
-      if (it == b.gpu_by_bus.end() || it->second == gpu) continue;  // providers sometimes point at the GPU itself
+      if (it == b.gpu_by_bus.end()) {
+        left_out(line, "an NVLink to " + target + ", which the dump lists no GPU at");
+        continue;
+      }
+      if (it->second == gpu) continue;  // providers sometimes point a GPU's links at itself (Azure NC A100 v4)
       const auto key = std::minmax(gpu, it->second);
       if (peer_links.insert(key).second) b.t.add_link(gpu, it->second, LinkKind::nvlink, nvlink_generation_of_sm(sm), count);
+    } else {
+      left_out(line, "an NVLink to " + target + " of class " + tclass + " (a CPU's, as POWER9's), which ccsim does not model");
     }
   }
   if (b.t.gpu_count() == 0) throw Error(origin + ": the dump lists no GPU");

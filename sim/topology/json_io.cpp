@@ -45,6 +45,9 @@ std::string string_field(const nlohmann::json& obj, const char* key, const std::
 
 Topology topology_from_json(const nlohmann::json& j, const std::string& origin) {
   if (!j.is_object()) throw Error(origin + ": expected a JSON object at the top level");
+  require_known_keys(j, {"name", "description", "devices", "links", "pcie_p2p", "net_gdr_level", "p2p_level", "p2p_pxn_level"},
+                     origin, "");
+  if (!j.contains("name")) throw Error(origin + ": name: missing (expected a string)");
   Topology t(string_field(j, "name", origin + ":", true));
   if (!j.contains("devices") || !j["devices"].is_array() || j["devices"].empty())
     throw Error(origin + ": devices: expected a non-empty array");
@@ -131,7 +134,15 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
 }
 
 Topology load_topology_file(const std::string& path) {
-  return topology_from_json(read_json_file(path), path);
+  const std::string text = read_text_file(path);
+  // What `topo import` reads is not a topology file yet: say so rather than that it is bad JSON.
+  const auto first = text.find_first_not_of(" \t\r\n\xef\xbb\xbf");
+  const bool xml = first != std::string::npos && text[first] == '<';
+  const bool smi = !xml && (first == std::string::npos || text[first] != '{') && text.find("GPU0") != std::string::npos;
+  if (xml || smi)
+    throw Error(path + ": " + (xml ? "an NCCL topology dump (XML)" : "`nvidia-smi topo -m` output") +
+                ", not a topology file: `ccsim topo import " + path + " --out FILE.json` makes one");
+  return topology_from_json(parse_json(text, path), path);
 }
 
 std::vector<ShippedTopology> shipped_topologies() {
@@ -144,7 +155,9 @@ std::vector<ShippedTopology> shipped_topologies() {
 }
 
 bool is_topology_file(const std::string& name) {
-  return (name.size() > 5 && name.ends_with(".json")) || name.find('/') != std::string::npos;
+  // .xml and .txt: what `topo import` reads, which loading says to import first.
+  return (name.size() > 5 && name.ends_with(".json")) || (name.size() > 4 && (name.ends_with(".xml") || name.ends_with(".txt"))) ||
+         name.find('/') != std::string::npos;
 }
 
 std::optional<ShippedTopology> shipped_topology(const std::string& name) {

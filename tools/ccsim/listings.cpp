@@ -24,6 +24,14 @@
 
 namespace ccsim::cli {
 
+namespace {
+// An NCCL topology dump is XML whatever its file's name: its first non-blank character is '<'.
+bool looks_like_xml(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n\xef\xbb\xbf");
+  return first != std::string::npos && text[first] == '<';
+}
+}  // namespace
+
 Runner add_listings(CLI::App& app) {
   auto* topo_cmd = app.add_subcommand("topo", "Machines: list the presets, show one (path matrix), import a real one");
   topo_cmd->require_subcommand(1);
@@ -49,8 +57,17 @@ Runner add_listings(CLI::App& app) {
                           "GPU timing model (`ccsim model` lists them): `nvidia-smi topo -m` names no GPU; XML dumps with `sm` need none")
       ->capture_default_str()
       ->each([arch_given](const std::string&) { *arch_given = true; });
-  topo_import->add_option("--pcie", import_options->pcie_generation, "PCIe generation")->capture_default_str();
-  topo_import->add_option("--nvlink", import_options->nvlink_generation, "NVLink generation")->capture_default_str();
+  auto pcie_given = std::make_shared<bool>(false), nvlink_given = std::make_shared<bool>(false);
+  topo_import
+      ->add_option("--pcie", import_options->pcie_generation,
+                   "PCIe generation of `nvidia-smi topo -m` text (default: the GPU family's: Volta 3, Ampere 4, Hopper and "
+                   "Blackwell 5)")
+      ->each([pcie_given](const std::string&) { *pcie_given = true; });
+  topo_import
+      ->add_option("--nvlink", import_options->nvlink_generation,
+                   "NVLink generation of `nvidia-smi topo -m` text (default: the GPU family's: Volta 2, Ampere 3, Hopper 4, "
+                   "Blackwell 5)")
+      ->each([nvlink_given](const std::string&) { *nvlink_given = true; });
   topo_import->add_option("--out", *import_out, "Write the topology as JSON (usable with --topo)");
   auto* algos = app.add_subcommand("algos", "List the algorithms and the collectives each serves");
   auto model_name = std::make_shared<std::string>();
@@ -82,12 +99,22 @@ Runner add_listings(CLI::App& app) {
     if (topo_import->parsed()) {
       const std::string text = read_text_file(*import_file);
       Model::builtin(import_options->arch);  // an unknown model fails before anything is built
-      const bool xml = import_file->size() > 4 && import_file->ends_with(".xml");
-      const topo::Topology t = xml ? topo::import_nccl_xml(text, *import_file, {*arch_given ? import_options->arch : ""})
+      const bool xml = looks_like_xml(text);
+      // The text names no link generation: the GPU family's own, unless given.
+      const auto family = topo::link_generations_of(import_options->arch);
+      if (!*pcie_given) import_options->pcie_generation = family.pcie;
+      if (!*nvlink_given) import_options->nvlink_generation = family.nvlink;
+      if (xml && (*pcie_given || *nvlink_given))
+        std::cerr << "ccsim: note: " << *import_file << ": an NCCL topology dump gives its links' generations: --pcie and "
+                  << "--nvlink are not used\n";
+      std::vector<std::string> notes;
+      const topo::Topology t = xml ? topo::import_nccl_xml(text, *import_file, {*arch_given ? import_options->arch : "", &notes})
                                    : topo::import_nvidia_smi(text, *import_file, *import_options);
+      for (const auto& note : notes) std::cerr << "ccsim: note: " << note << "\n";
       if (!xml && !*arch_given)
         std::cerr << "ccsim: note: " << *import_file << ": nvidia-smi topo -m names no GPU: taken as " << import_options->arch
-                  << " (--arch)\n";
+                  << " (--arch), NVLink " << import_options->nvlink_generation << " and PCIe Gen"
+                  << import_options->pcie_generation << " (--nvlink, --pcie)\n";
       std::cout << topo::summary(t);
       if (!import_out->empty()) {
         std::ofstream out(*import_out);
