@@ -257,15 +257,25 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
         "t.json: net_gdr_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
   fails(std::string(R"({"name": "x", "p2p_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",
         "t.json: p2p_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_P2P_LEVEL)");
-  CHECK(topology_from_json(nlohmann::json::parse(std::string(R"({"name": "x", "net_gdr_level": "SYS", "devices": [)") + two_gpus + R"(], "links": []})"), "t.json")
+  const std::string nvlink = R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4"})";
+  CHECK(topology_from_json(nlohmann::json::parse(std::string(R"({"name": "x", "net_gdr_level": "SYS", "devices": [)") + two_gpus + R"(], "links": [)" + nvlink + "]}"), "t.json")
             .net_gdr_level() == PathLevel::sys);
   fails(std::string(R"({"name": "x", "p2p_pxn_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",
         "t.json: p2p_pxn_level: expected 0, 1 or 2 (NCCL_P2P_PXN_LEVEL)");
   const Topology pxn_off = topology_from_json(
-      nlohmann::json::parse(std::string(R"({"name": "x", "p2p_pxn_level": 0, "devices": [)") + two_gpus + R"(], "links": []})"), "t.json");
+      nlohmann::json::parse(std::string(R"({"name": "x", "p2p_pxn_level": 0, "devices": [)") + two_gpus + R"(], "links": [)" + nvlink + "]}"), "t.json");
   CHECK(pxn_off.p2p_pxn_level() == 0);
   CHECK(to_json(pxn_off)["p2p_pxn_level"] == 0);
   CHECK_FALSE(to_json(make_preset("dgx-h100")).contains("p2p_pxn_level"));  // NCCL's default, 2, unsaid
+  // A link joins what its kind joins; every GPU reaches the first; the machine's own checks name the file.
+  fails(std::string(R"({"name": "x", "devices": [)") + two_gpus + R"(, {"name": "n", "kind": "nic"}], "links": [)" + nvlink +
+            R"(, {"from": "a", "to": "n", "kind": "nvlink", "generation": "4"}]})",
+        "t.json: links[1].kind: nvlink joins GPUs and NVSwitches, not a gpu and a nic");
+  fails(with_link(R"({"from": "a", "to": "b", "kind": "net", "generation": "ndr"})"),
+        "t.json: links[0].kind: net joins NICs and network switches, not a gpu and a gpu");
+  fails(std::string(R"({"name": "x", "devices": [)") + two_gpus + R"(], "links": []})", "t.json: devices[1]: GPU \"b\" is joined to a by no path of links");
+  fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "b", "kind": "gpu", "arch": "ampere"}],
+        "links": [{"from": "a", "to": "b", "kind": "nvlink", "generation": "4"}]})", "t.json: topology x mixes GPU families");
   fails(R"({"name": "x", "links": []})", "devices: expected a non-empty array");
   fails(R"([1, 2])", "expected a JSON object");
   CHECK_THROWS_WITH_AS(load_topology_file("/nonexistent/t.json"), doctest::Contains("cannot open file"), Error);

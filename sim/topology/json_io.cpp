@@ -1,5 +1,6 @@
 #include "sim/topology/json_io.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -96,6 +97,25 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (a == b) throw Error(path + ": a link joins two different devices");
     if (!l.contains("kind")) throw Error(path + ".kind: missing");
     const LinkKind kind = parse_enum(l["kind"], path + ".kind", kLinkKinds);
+    // What each kind of link joins: NVLink GPUs and NVSwitches, NVLink-C2C a GPU and its CPU, a
+    // CPU link two sockets, the network NICs and network switches, PCIe anything but those.
+    const DeviceKind ka = t.device(a).kind, kb = t.device(b).kind;
+    auto both_in = [&](std::initializer_list<DeviceKind> kinds) {
+      return std::find(kinds.begin(), kinds.end(), ka) != kinds.end() && std::find(kinds.begin(), kinds.end(), kb) != kinds.end();
+    };
+    const char* joins = nullptr;
+    switch (kind) {
+      case LinkKind::nvlink: joins = both_in({DeviceKind::gpu, DeviceKind::nvswitch}) ? nullptr : "GPUs and NVSwitches"; break;
+      case LinkKind::c2c:
+        joins = (ka == DeviceKind::gpu && kb == DeviceKind::cpu) || (ka == DeviceKind::cpu && kb == DeviceKind::gpu) ? nullptr : "a GPU and a CPU";
+        break;
+      case LinkKind::cpu: joins = both_in({DeviceKind::cpu}) ? nullptr : "two CPUs"; break;
+      case LinkKind::net: joins = both_in({DeviceKind::nic, DeviceKind::net_switch}) ? nullptr : "NICs and network switches"; break;
+      case LinkKind::pcie: joins = ka != DeviceKind::net_switch && kb != DeviceKind::net_switch ? nullptr : "devices of a node, not network switches"; break;
+    }
+    if (joins)
+      throw Error(path + ".kind: " + std::string(to_string(kind)) + " joins " + joins + ", not a " +
+                  std::string(to_string(ka)) + " and a " + std::string(to_string(kb)));
     const std::string generation = string_field(l, "generation", path, true);
     int lanes = 1;
     if (l.contains("lanes")) {
@@ -128,8 +148,35 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     t.set_p2p_pxn_level(v.get<int>());
   }
   if (t.gpu_count() == 0) throw Error(origin + ": devices: no GPU");
-  t.gpu_arch();       // one GPU family, with a model
-  t.gpus_per_node();  // GPUs ordered by node, equal per node
+  // Every GPU reaches the first one over the file's links (a GPU left unlinked would otherwise
+  // fail later, as a route from another GPU).
+  std::vector<std::vector<DeviceId>> next(t.devices().size());
+  for (const auto& l : t.links()) {
+    next[l.a].push_back(l.b);
+    next[l.b].push_back(l.a);
+  }
+  std::vector<bool> reached(t.devices().size(), false);
+  std::vector<DeviceId> todo{t.gpu(0)};
+  reached[t.gpu(0)] = true;
+  while (!todo.empty()) {
+    const DeviceId d = todo.back();
+    todo.pop_back();
+    for (const DeviceId n : next[d])
+      if (!reached[n]) {
+        reached[n] = true;
+        todo.push_back(n);
+      }
+  }
+  for (std::size_t i = 0; i < t.devices().size(); ++i)
+    if (t.device(i).kind == DeviceKind::gpu && !reached[i])
+      throw Error(origin + ": devices[" + std::to_string(i) + "]: GPU \"" + t.device(i).name + "\" is joined to " +
+                  t.device(t.gpu(0)).name + " by no path of links");
+  try {
+    t.gpu_arch();       // one GPU family, with a model
+    t.gpus_per_node();  // GPUs ordered by node, equal per node
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
+  }
   return t;
 }
 
