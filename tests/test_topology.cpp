@@ -452,6 +452,17 @@ TEST_CASE("XML import: Grace's NVLink-C2C, VMs' numaid -1, links it leaves out s
   std::string twice = vm;
   twice.replace(twice.find("0003:00:00.0\" class"), 12, "0001:00:00.0");
   CHECK_THROWS_WITH_AS(import_nccl_xml(twice, "twice.xml"), doctest::Contains("twice.xml:9: a second GPU at bus id 0001:00:00.0"), Error);
+  // GB10 (sm 121) takes its own model, not its family's.
+  const std::string spark = R"(<system version="1"><cpu numaid="0" arch="arm64">
+    <pci busid="000f:01:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16"><gpu dev="0" sm="121" rank="0"/></pci>
+  </cpu></system>)";
+  CHECK(import_nccl_xml(spark, "spark.xml").gpu_arch() == "gb10");
+  // Bridges nested past any machine's depth are refused, not followed down the stack.
+  std::string deep = R"(<system version="1"><cpu numaid="0">)";
+  for (int i = 0; i < 100; ++i) deep += R"(<pci busid="0000:01:00.0" class="0x060400">)";
+  for (int i = 0; i < 100; ++i) deep += "</pci>";
+  deep += "</cpu></system>";
+  CHECK_THROWS_WITH_AS(import_nccl_xml(deep, "deep.xml"), doctest::Contains("nested more than 64 deep"), Error);
 }
 
 TEST_CASE("nvidia-smi import: sockets from NUMA or CPU affinity, colour codes, and matrices nvidia-smi cannot print") {

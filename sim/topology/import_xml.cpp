@@ -59,9 +59,10 @@ struct Builder {
   }
 
   // The fastest generation below a node: an idle bridge reports its trained-down speed.
-  int fastest_below(const pugi::xml_node& pci) {
+  int fastest_below(const pugi::xml_node& pci, int depth = 0) {
     int best = pcie_generation_of(pci.attribute("link_speed").as_string());
-    for (auto child : pci.children("pci")) best = std::max(best, fastest_below(child));
+    if (depth < 64)
+      for (auto child : pci.children("pci")) best = std::max(best, fastest_below(child, depth + 1));
     return best;
   }
 
@@ -74,19 +75,22 @@ struct Builder {
     t.add_link(child, parent, LinkKind::pcie, std::to_string(gen), width);
   }
 
-  void walk_pci(const pugi::xml_node& pci, DeviceId parent) {
+  void walk_pci(const pugi::xml_node& pci, DeviceId parent, int depth = 0) {
+    // NCCL's dumps nest a few bridges deep; a file nesting hundreds is not one (and would exhaust the stack).
+    if (depth > 64) fail(pci, "pci elements nested more than 64 deep: not an NCCL topology dump");
     const std::string cls = pci.attribute("class").as_string();
     if (cls.empty()) fail(pci, "pci element without a class attribute");
     const std::string bus = pci.attribute("busid").as_string();
     if (cls.rfind("0x0604", 0) == 0) {  // bridge: a PCIe switch
       const DeviceId sw = t.add_device({prefix + "pcie" + std::to_string(switches++), DeviceKind::pcie_switch, 0, "", false});
       link_up(sw, parent, pci);
-      for (auto child : pci.children("pci")) walk_pci(child, sw);
+      for (auto child : pci.children("pci")) walk_pci(child, sw, depth + 1);
     } else if (cls.rfind("0x03", 0) == 0) {  // display controller: a GPU
       const auto gpu = pci.child("gpu");
       const int sm = gpu ? gpu.attribute("sm").as_int(0) : 0;
       max_sm = std::max(max_sm, sm);
-      std::string arch = sm > 0 ? family_of_sm(sm) : options.arch;
+      // GB10 (sm 121) has a model of its own; other sm numbers take their family's.
+      std::string arch = sm == 121 ? "gb10" : sm > 0 ? family_of_sm(sm) : options.arch;
       if (arch.empty()) fail(pci, "GPU " + bus + " has no sm attribute: give the GPU family (--arch)");
       if (gpu_by_bus.count(prefix + bus)) fail(pci, "a second GPU at bus id " + bus);
       const DeviceId id = t.add_device({prefix + "gpu@" + bus, DeviceKind::gpu, 0, arch, false});
