@@ -251,7 +251,11 @@ std::string_view strip_rank_label(std::string_view line) {
 // number (a data row) or a debug line's "host:pid:tid [dev] NCCL INFO".
 bool starts_like_output(std::string_view rest) {
   if (rest.empty()) return false;
-  if (rest.front() == '#' || is_digit(rest.front())) return true;
+  if (rest.front() == '#') return true;
+  // A data row: size and count, then the type's name ("Nodes: 1" or an MPI notice's "[host:pid] 7
+  // more processes" are neither).
+  const Tokens t = split(rest);
+  if (t.size() >= 3 && all_digits(t[0]) && all_digits(t[1]) && is_letter(t[2].front())) return true;
   const auto nccl = rest.find(" NCCL ");
   return nccl != std::string_view::npos && nccl < 80;
 }
@@ -275,9 +279,10 @@ std::size_t timestamp_length(std::string_view line) {
 }
 
 // Labels tools put before every line of a job's output: MPICH's "[0] ", kubectl's "[pod/x/c] ",
-// pdsh's "host: ", a collector's timestamp. Each is taken off only where what follows it starts
-// as nccl-tests output does, so no text of the log's own is lost; srun's and OpenMPI's own forms
-// (strip_rank_label) come off as before.
+// pdsh's "host: ", a collector's timestamp. A timestamp, which no line of nccl-tests' own begins
+// with, comes off whatever follows (a command line too); the others only where what follows
+// starts as nccl-tests output does, so no text of the log's own is lost. srun's and OpenMPI's own
+// forms (strip_rank_label) come off as before.
 std::string_view strip_line_prefix(std::string_view line) {
   for (int pass = 0; pass < 3; ++pass) {
     std::string_view stripped = strip_rank_label(line);
@@ -470,6 +475,12 @@ class LogParser {
     const std::string_view body = trim(strip_line_prefix(raw));
     if (body.empty() && continuing_) finish_command();
     if (body.empty()) return;
+    take_text(number, raw, body);
+    previous_line_ = number;
+  }
+
+ private:
+  void take_text(int number, std::string_view raw, std::string_view body) {
     const Tokens tokens = split(body);
     // A command left open by a trailing backslash must not swallow the table that follows.
     if (continuing_ && (body.front() == '#' || all_digits(tokens.front()))) finish_command();
@@ -480,10 +491,11 @@ class LogParser {
     if (take_nccl_line(number, raw, body, tokens)) return;
     if (take_nccl_debug(number, raw, body, tokens)) return;
     if (take_command(number, body, false)) return;
-    if (take_environment(body, tokens)) return;
+    if (take_environment(number, body, tokens)) return;
     problem(number, raw, "not nccl-tests output, a data row or a command line");
   }
 
+ public:
   NcclLog finish() {
     if (continuing_) finish_command();
     // A command line or header after the last rows, with none of its own (an echo of the command
@@ -763,11 +775,13 @@ class LogParser {
   // The environment a run was given apart from its command: "export NCCL_ALGO=Tree", or a line
   // of assignments only (as `env` lists them). The command's own assignments, and what NCCL
   // reports it read, come over these.
-  bool take_environment(std::string_view body, const Tokens& tokens) {
+  bool take_environment(int number, std::string_view body, const Tokens& tokens) {
     const bool exported = tokens.front() == "export" && tokens.size() > 1;
     if (!exported && !std::all_of(tokens.begin(), tokens.end(), is_assignment)) return false;
     if (exported && !std::all_of(tokens.begin() + 1, tokens.end(), is_assignment)) return false;
     for (auto& [name, value] : nccl_settings(body)) exported_env_[name] = std::move(value);
+    if (env_lines_end_ != previous_line_) env_lines_start_ = number;
+    env_lines_end_ = number;
     return true;
   }
 
@@ -851,8 +865,10 @@ class LogParser {
 
   // A run's header (its command line, nccl-tests' banner or "nThread" line) after another run's
   // data rows: the file holds several runs, each of which is a log of its own.
+  // A run begins at its header, or at the shell lines that set its environment right above it.
   void run_starts(int number) {
-    if (data_lines_ > data_lines_at_run_start_) log_.run_starts.push_back(number);
+    const int first = env_lines_end_ == previous_line_ && env_lines_start_ > 0 ? env_lines_start_ : number;
+    if (data_lines_ > data_lines_at_run_start_) log_.run_starts.push_back(first);
     data_lines_at_run_start_ = data_lines_;
   }
 
@@ -1006,10 +1022,15 @@ class LogParser {
         {CollectiveKind::all_reduce, "all_reduce"},
         {CollectiveKind::all_gather, "all_gather, reduce_scatter or alltoall"},
         {CollectiveKind::broadcast, "broadcast, reduce or sendrecv"}};
+    // busbw equal to algbw (factor 1) fits the third family at any rank count.
+    const bool factor_one = !samples_.empty() && std::all_of(samples_.begin(), samples_.end(), [](const BandwidthSample& x) {
+      return x.busbw - x.busbw_tol <= x.algbw + x.algbw_tol && x.algbw - x.algbw_tol <= x.busbw + x.busbw_tol;
+    });
     for (const auto& [kind, names] : families) {
+      if (kind == *log_.collective) continue;
       const auto fit = ranks_fitting_ratio(kind, samples_);
-      if (fit && fit->lo != 0 && fit->lo <= listed && listed <= fit->hi && kind != *log_.collective)
-        note += ": at " + std::to_string(listed) + " ranks it fits " + names + " (--collective names it)";
+      const bool fits = kind == CollectiveKind::broadcast ? factor_one : fit && fit->lo != 0 && fit->lo <= listed && listed <= fit->hi;
+      if (fits) note += ": at " + std::to_string(listed) + " ranks it fits " + names + " (--collective names it)";
     }
     log_.notes.push_back(note);
   }
@@ -1025,6 +1046,9 @@ class LogParser {
   bool in_place_only_ = false;
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
   bool said_cputime_ = false;
+  // The shell lines setting an environment last seen (first and last line numbers), and the line
+  // before the current one that held anything: a run's command right under them starts with them.
+  int env_lines_start_ = 0, env_lines_end_ = -1, previous_line_ = 0;
   std::map<std::string, std::string> exported_env_;  // "export NCCL_X=v" lines
   std::map<std::string, std::string> reported_env_;  // NCCL's "NCCL_X set by environment to v" lines
   bool continuing_ = false;  // the last command line ended with '\'

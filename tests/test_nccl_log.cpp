@@ -833,4 +833,37 @@ TEST_CASE("nccl log: busbw/algbw that fits another collective at the listed rank
   REQUIRE(log.notes.size() == 1);
   CHECK(log.notes[0] == "device lines list 8 ranks but busbw/algbw fits no rank count: at 8 ranks it fits all_gather, "
                         "reduce_scatter or alltoall (--collective names it)");
+  // A broadcast table (busbw = algbw) under an all_reduce name: the factor-1 collectives.
+  std::string bcast = text.substr(0, text.find("   134217728"));
+  bcast += "   134217728      33554432     float     sum       0   500.00  268.44  268.44      0   500.00  268.44  268.44      0\n";
+  const NcclLog b = parse(bcast, "h100-8g-allreduce-1.log");
+  REQUIRE(b.notes.size() == 1);
+  CHECK(b.notes[0].ends_with("at 8 ranks it fits broadcast, reduce or sendrecv (--collective names it)"));
+}
+
+TEST_CASE("nccl log: a label comes off only before a data row's shape, and exports start the run they precede") {
+  // "Nodes: 1" and an MPI notice are text, not a label before a row: warnings, one run.
+  const NcclLog log = parse("Nodes: 1\n[a0048:1235813] 7 more processes have sent help message help-mpi-btl-base.txt\n" +
+                                prefixed_run(""),
+                            "b200-8g-allreduce-1.log");
+  CHECK(problem_lines(log) == std::vector<int>{1, 2});
+  CHECK(log.rows.size() == 2);
+  CHECK(log.run_starts.empty());
+  // Two runs, each under its own exports: each run has its own setting.
+  const std::string text =
+      "export NCCL_ALGO=Ring\n"
+      "./build/all_reduce_perf -b 1M -e 1M -g 8\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n"
+      "export NCCL_ALGO=Tree\n"
+      "./build/all_reduce_perf -b 1M -e 1M -g 8\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n";
+  const NcclLog whole = parse(text, "two.log");
+  CHECK(whole.run_starts == std::vector<int>{5});  // at the export above the second command
+  const auto path = (std::filesystem::temp_directory_path() / "ccsim-two-exports.log").string();
+  std::ofstream(path) << text;
+  CHECK(read_nccl_log(path, 1).nccl_env.at("NCCL_ALGO") == "Ring");
+  CHECK(read_nccl_log(path, 2).nccl_env.at("NCCL_ALGO") == "Tree");
+  std::filesystem::remove(path);
 }

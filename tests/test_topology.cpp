@@ -772,6 +772,7 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
       {"Tesla T4", 75, "volta", "", true},
       {"NVIDIA A10G", 86, "ampere", "", true},
       {"NVIDIA A800-SXM4-80GB", 80, "ampere", ""},
+      {"NVIDIA A800 80GB PCIe", 80, "ampere", "", true},
       {"NVIDIA B300 SXM6 AC", 103, "blackwell", ""},
   };
   for (const Case& c : cases) {

@@ -1,6 +1,7 @@
 #include "sim/topology/import_smi.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <numeric>
@@ -70,13 +71,17 @@ Affinity affinity_of(const std::string& line, const std::vector<std::string>& wo
   const bool has_numa = header_line.find("NUMA Affinity") != std::string::npos;
   const int titles = has_cpus + has_numa + (header_line.find("GPU NUMA ID") != std::string::npos);
   std::vector<std::string> fields;
-  if (line.find('\t') != std::string::npos) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
+    parts.push_back(line.substr(start, tab - start));
+  parts.push_back(line.substr(start));
+  const auto filled = std::count_if(parts.begin(), parts.end(), [](const std::string& p) { return !split_ws(p).empty(); });
+  // Tab-separated only where tabs part the label and every cell (a stray tab at an end of a
+  // space-separated row does not).
+  if (static_cast<std::size_t>(filled) >= cells + 1 &&
+      std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return split_ws(p).size() <= 1; })) {
     // The label and the cells are the first 1 + cells tab-separated fields (a cell may be padded).
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (std::size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
-      parts.push_back(line.substr(start, tab - start));
-    parts.push_back(line.substr(start));
     std::size_t k = 0, seen = 0;
     while (k < parts.size() && seen < cells + 1) seen += !split_ws(parts[k++]).empty();
     for (; k < parts.size(); ++k) {
@@ -144,7 +149,9 @@ SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& origin) {
         throw Error(at + "unknown path class \"" + c + "\"");
     if (label.rfind("GPU", 0) == 0) {
       const Affinity a = affinity_of(line, words, m.header.size(), header_line);
-      if (!a.numa.empty() && std::isdigit(static_cast<unsigned char>(a.numa[0]))) m.numa[label] = std::stoi(a.numa);
+      int node = 0;
+      const auto [end, ec] = std::from_chars(a.numa.data(), a.numa.data() + a.numa.size(), node);
+      if (ec == std::errc() && end == a.numa.data() + a.numa.size() && node >= 0) m.numa[label] = node;
       if (!a.cpus.empty() && a.cpus != "N/A") m.cpu_affinity[label] = a.cpus;
     }
   }

@@ -61,10 +61,23 @@ std::optional<std::uint64_t> read_number(const std::string& path) {
   return std::nullopt;  // also cgroup v2's "max": no limit
 }
 
+// A memory.stat entry ("inactive_file 123"), 0 where absent.
+std::uint64_t stat_entry(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string name;
+  std::uint64_t value = 0;
+  while (in >> name >> value)
+    if (name == key) return value;
+  return 0;
+}
+
 // What this process's memory cgroup still allows (its limit less its usage), where it has a limit:
 // a container's limit, which /proc/meminfo does not show. cgroup v2 (memory.max, memory.current)
 // or v1 (memory.limit_in_bytes, memory.usage_in_bytes), at the group /proc/self/cgroup names and
-// else at the mount's root (a cgroup namespace's own group).
+// else at the mount's root (a cgroup namespace's own group). The usage counts the page cache,
+// whose inactive part the kernel reclaims before it fails an allocation: that part counts as
+// room (memory.stat inactive_file, v1 total_inactive_file), as container runtimes reckon a
+// group's working set.
 std::optional<std::uint64_t> cgroup_room() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
@@ -85,18 +98,22 @@ std::optional<std::uint64_t> cgroup_room() {
   for (const auto& [dir, files] : places) {
     const auto limit = read_number(dir + files.first), usage = read_number(dir + files.second);
     if (!limit || !usage || *limit >= (std::uint64_t{1} << 60)) continue;  // v1 writes "no limit" as ~2^63
-    const std::uint64_t left = *limit - std::min(*limit, *usage);
+    const bool cgroup2 = files.first == "/memory.max";
+    const std::uint64_t reclaimable = stat_entry(dir + "/memory.stat", cgroup2 ? "inactive_file" : "total_inactive_file");
+    const std::uint64_t used = *usage - std::min(*usage, reclaimable);
+    const std::uint64_t left = *limit - std::min(*limit, used);
     room = room ? std::min(*room, left) : left;
   }
   return room;
 }
 
-// What more this process's children may take: the lesser of the system's and the cgroup's.
+// What more this process's children may take: the lesser of the system's and the cgroup's. Never
+// 0 where known (MemoryOutlook reads 0 as unknown): a full cgroup has 1 byte left.
 std::uint64_t memory_available() {
   const std::uint64_t system = meminfo_available();
   const auto group = cgroup_room();
   if (!group) return system;
-  return system == 0 ? *group : std::min(system, *group);
+  return std::max<std::uint64_t>(1, system == 0 ? *group : std::min(system, *group));
 }
 
 // What a process holds in memory now (resident set, /proc/PID/statm), in bytes; 0 where unread.

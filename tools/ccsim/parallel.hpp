@@ -19,6 +19,8 @@ struct MemoryOutlook {
   std::uint64_t available = 0;              // what the system can still give (/proc/meminfo MemAvailable)
   std::uint64_t worker_peak = 0;            // the most an ended worker held at once (its maximum RSS)
   std::vector<std::uint64_t> running_rss;   // what each running worker holds now
+  // Both sizes count the pages a worker still shares with this process since the fork, so a large
+  // parent makes every worker look larger than it is: the guard errs towards fewer at once.
 };
 
 // True when another worker fits: with none running, or nothing known, always (the sweep goes on,
