@@ -50,7 +50,9 @@ Runner add_listings(CLI::App& app) {
   auto import_file = std::make_shared<std::string>();
   auto import_out = std::make_shared<std::string>();
   auto import_options = std::make_shared<topo::SmiImportOptions>();
-  topo_import->add_option("file", *import_file, "An NCCL topology dump (NCCL_TOPO_DUMP_FILE, .xml) or `nvidia-smi topo -m` output")
+  topo_import->add_option("file", *import_file,
+                          "An NCCL topology dump (NCCL_TOPO_DUMP_FILE, XML) or `nvidia-smi topo -m` output, told apart by "
+                          "their text")
       ->required();
   auto arch_given = std::make_shared<bool>(false);
   topo_import->add_option("--arch", import_options->arch,

@@ -398,6 +398,8 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
       return m;
     }
   }
+  if (log.gpu.empty() && log.summary_table && ascii_lower(log.summary_system).find("mi3") != std::string::npos)
+    throw Error(path + ": its table is of " + log.summary_system + ", AMD Instinct GPUs (RCCL): ccsim simulates NVIDIA GPUs and NCCL");
   if (log.gpu.empty()) throw Error(path + ": the log has no device lines to tell its machine by" + name_it);
   const auto gpu = logged_gpu(log);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
