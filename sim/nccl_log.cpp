@@ -976,6 +976,25 @@ class LogParser {
                              " but the " + source + " says " + std::string(to_string(*kind)));
       }
     }
+    // A summary table (Azure's guide) may name its collective only in the prose above it ("the NCCL
+    // AllReduce (NVLS algorithm) tests"): taken where the prose names exactly one.
+    if (log_.collective || !log_.summary_table) return;
+    static const std::pair<const char*, CollectiveKind> kWords[] = {
+        {"allreduce", CollectiveKind::all_reduce},         {"allgather", CollectiveKind::all_gather},
+        {"reducescatter", CollectiveKind::reduce_scatter}, {"alltoall", CollectiveKind::alltoall},
+        {"broadcast", CollectiveKind::broadcast}};
+    std::set<CollectiveKind> named;
+    for (const auto& p : log_.problems) {
+      std::string squeezed;
+      for (const char c : ascii_lower(p.text))
+        if (c != ' ' && c != '_' && c != '-') squeezed += c;
+      for (const auto& [word, kind] : kWords)
+        if (squeezed.find(word) != std::string::npos) named.insert(kind);
+    }
+    if (named.size() == 1) {
+      log_.collective = *named.begin();
+      log_.collective_source = "summary's text";
+    }
   }
 
   void decide_ranks() {

@@ -867,3 +867,13 @@ TEST_CASE("nccl log: a label comes off only before a data row's shape, and expor
   CHECK(read_nccl_log(path, 2).nccl_env.at("NCCL_ALGO") == "Tree");
   std::filesystem::remove(path);
 }
+
+TEST_CASE("nccl log: a summary table's collective from the prose above it, where it names one") {
+  const std::string table = "| Message Size (Bytes) | ND H200 V5 (GB/s) |\n| --- | --- |\n| 1K | 0.07 |\n";
+  const NcclLog log = parse("The values are bus bandwidths of the NCCL AllReduce (NVLS algorithm) tests.\n" + table, "azure-summary.log");
+  REQUIRE(log.collective.has_value());
+  CHECK(*log.collective == CollectiveKind::all_reduce);
+  CHECK(log.collective_source == "summary's text");
+  // Prose naming two collectives decides nothing.
+  CHECK_FALSE(parse("AllReduce and AllGather results.\n" + table, "azure-summary.log").collective.has_value());
+}
