@@ -538,6 +538,7 @@ class LogParser {
         log_.notes.push_back("the file name says " + file_layout_word(log_) + " but the log has " +
                              std::to_string(*log_.ranks) + " ranks (by its " + log_.ranks_source + ")");
     }
+    merge_host_spellings();
     decide_ranks_per_host();
     for (const auto& model : gpus_) log_.gpu += (log_.gpu.empty() ? "" : ", ") + model;
     return std::move(log_);
@@ -1019,6 +1020,24 @@ class LogParser {
     if (ratio_decides && ratio->lo > listed) return use(ratio->lo, "busbw/algbw ratio");
     if (fits) return use(listed, "highest device rank");
     note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);
+  }
+
+  // One host written two ways, short and fully qualified ("node01", "node01.cluster.local", as two
+  // launchers of one job may print it), is one host. An IP address is not shortened.
+  void merge_host_spellings() {
+    std::vector<std::string> kept;
+    for (const auto& h : log_.hosts) {
+      const auto dot = h.find('.');
+      const std::string short_name = h.substr(0, dot);
+      const bool qualified = dot != std::string::npos && dot > 0 && !all_digits(short_name);
+      if (qualified && h != short_name && host_ranks_.count(short_name)) {
+        host_ranks_[short_name].insert(host_ranks_[h].begin(), host_ranks_[h].end());
+        host_ranks_.erase(h);
+        continue;
+      }
+      kept.push_back(h);
+    }
+    log_.hosts = kept;
   }
 
   void decide_ranks_per_host() {

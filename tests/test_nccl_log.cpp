@@ -877,3 +877,16 @@ TEST_CASE("nccl log: a summary table's collective from the prose above it, where
   // Prose naming two collectives decides nothing.
   CHECK_FALSE(parse("AllReduce and AllGather results.\n" + table, "azure-summary.log").collective.has_value());
 }
+
+TEST_CASE("nccl log: one host written short and fully qualified is one host; an IP address is not shortened") {
+  std::string text;
+  for (int r = 0; r < 4; ++r)
+    text += "#  Rank  " + std::to_string(r) + " Group  0 Pid   1 on " + (r % 2 ? "node01.cluster.local" : "node01") +
+            " device  " + std::to_string(r) + " [0x1b] NVIDIA H100 80GB HBM3\n";
+  text += "#  Rank  4 Group  0 Pid   1 on 10.0.0.1 device  0 [0x1b] NVIDIA H100 80GB HBM3\n"
+          "#  Rank  5 Group  0 Pid   1 on 10.0.0.2 device  0 [0x1b] NVIDIA H100 80GB HBM3\n";
+  text += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+          "           8             2     float     sum      -1    20.00    0.00    0.00      0    20.00    0.00    0.00      0\n";
+  const NcclLog log = parse(text, "h100-6g-allreduce-1.log");
+  CHECK(log.hosts == std::vector<std::string>{"node01", "10.0.0.1", "10.0.0.2"});
+}
