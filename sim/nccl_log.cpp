@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "sim/error.hpp"
@@ -529,6 +530,7 @@ class LogParser {
       log_.nccl_env_exported.erase(name);
     }
     note_failed_checks();
+    note_repeated_sizes();
     decide_collective();
     decide_ranks();
     if (const auto layout = layout_from_file_name(log_.origin)) {
@@ -957,6 +959,18 @@ class LogParser {
     else if (log_.out_of_bounds && *log_.out_of_bounds > 0)
       log_.notes.push_back("its footer counts " + std::to_string(*log_.out_of_bounds) +
                            " out-of-bounds values (nccl-tests' data check failed): its times may not be a healthy run's");
+  }
+  // Rows of a size (and type and op) the run already has: nccl-tests -N cycles, or a second table
+  // pasted into one run. Each is compared; said, since the medians then count those sizes twice.
+  // Below 1 MiB sizes repeat in any sweep: nccl-tests rounds a size down to whole elements per rank.
+  void note_repeated_sizes() {
+    std::set<std::tuple<Bytes, std::string, std::string>> seen;
+    int repeats = 0;
+    for (const auto& row : log_.rows)
+      if (row.size >= (Bytes{1} << 20)) repeats += !seen.emplace(row.size, row.type, row.redop).second;
+    if (repeats > 0)
+      log_.notes.push_back(std::to_string(repeats) + " of its rows repeat a size an earlier row has (nccl-tests -N, or " +
+                           "two tables in one run): each is compared");
   }
   // The old layout's error column is the largest difference from the expected result: float
   // rounding leaves it near 1e-7 (1e-3 for half types); a tenth is a wrong result.

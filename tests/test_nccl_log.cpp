@@ -890,3 +890,18 @@ TEST_CASE("nccl log: one host written short and fully qualified is one host; an 
   const NcclLog log = parse(text, "h100-6g-allreduce-1.log");
   CHECK(log.hosts == std::vector<std::string>{"node01", "10.0.0.1", "10.0.0.2"});
 }
+
+TEST_CASE("nccl log: a run whose large sizes repeat says so") {
+  const std::string header =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  const std::string rows =
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75      0    20.00   52.43   91.75      0\n"
+      "     2097152        524288     float     sum      -1    30.00   69.91  122.34      0    30.00   69.91  122.34      0\n";
+  const NcclLog twice = parse(header + rows + header + rows, "h100-8g-allreduce-1.log");
+  CHECK(twice.rows.size() == 4);
+  CHECK(twice.notes == std::vector<std::string>{"2 of its rows repeat a size an earlier row has (nccl-tests -N, or two "
+                                                "tables in one run): each is compared"});
+  // Small sizes repeat in any sweep (nccl-tests rounds to whole elements per rank): nothing said.
+  const std::string small = "           0             0     float     sum      -1     5.00    0.00    0.00      0     5.00    0.00    0.00      0\n";
+  CHECK(parse(header + small + small + rows, "h100-8g-allreduce-1.log").notes.empty());
+}
