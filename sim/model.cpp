@@ -211,6 +211,10 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     if (unit != spec->unit) throw Error(path + ".unit: expected \"" + spec->unit + "\", found \"" + unit + "\"");
     const double value = entry["value"].get<double>();
     if (value < 0) throw Error(path + ".value: expected a non-negative number");
+    // A fraction of a link or a memory the machine keeps: none of it would stop every transfer.
+    if (spec->unit == "fraction" && !(value > 0 && value <= 1))
+      throw Error(path + ".value: expected a fraction above 0 and at most 1");
+    if (key == "hbm_bandwidth_gbps" && value <= 0) throw Error(path + ".value: expected a bandwidth above 0");
     m.parameters_[key] = {value, unit, entry["source"].get<std::string>()};
   }
   m.check_complete(origin);
@@ -236,6 +240,10 @@ double Model::get(const std::string& parameter) const {
 void Model::set(const std::string& parameter, double value, const std::string& source) {
   const ParameterSpec* spec = find_spec(parameter);
   if (!spec) throw Error("unknown model parameter " + parameter);
+  // Nothing passes a link at none of its rate: the engine would wait forever.
+  if (!(value >= 0) || ((spec->unit == "fraction" || parameter == "hbm_bandwidth_gbps") && value <= 0))
+    throw Error("model parameter " + parameter + " = " + std::to_string(value) + " (" + source + "): expected " +
+                (spec->unit == "fraction" ? "a fraction above 0" : parameter == "hbm_bandwidth_gbps" ? "a bandwidth above 0" : "a number >= 0"));
   parameters_[parameter] = {value, spec->unit, source};
 }
 

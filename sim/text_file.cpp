@@ -23,6 +23,8 @@ nlohmann::json parse_json(const std::string& text, const std::string& origin) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(origin + ": invalid JSON: " + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {  // a number beyond a double, 1e400
+    throw Error(origin + ": invalid JSON: " + e.what());
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "sim/error.hpp"
 #include "sim/model.hpp"
+#include "sim/text_file.hpp"
 
 using namespace ccsim;
 
@@ -60,6 +61,16 @@ TEST_CASE("model errors name the file and the JSON path") {
   CHECK_THROWS_WITH_AS(bad(R"({"parameters": {}})"), doctest::Contains("missing"), Error);
   CHECK_THROWS_WITH_AS(bad(R"({"base": "kepler", "parameters": {}})"), doctest::Contains("unknown model \"kepler\""), Error);
   CHECK_THROWS_WITH_AS(Model::load_file("/nonexistent/m.json"), doctest::Contains("cannot open"), Error);
+  // A fraction of none (or past whole) of a link, or no memory bandwidth, would stall the engine.
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"nvlink_efficiency": {"value": 0, "source": "x"}}})"),
+                       doctest::Contains("parameters.nvlink_efficiency.value: expected a fraction above 0 and at most 1"), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"nvls_efficiency": {"value": 5, "source": "x"}}})"),
+                       doctest::Contains("expected a fraction above 0 and at most 1"), Error);
+  CHECK_THROWS_WITH_AS(bad(R"({"base": "hopper", "parameters": {"hbm_bandwidth_gbps": {"value": 0, "source": "x"}}})"),
+                       doctest::Contains("parameters.hbm_bandwidth_gbps.value: expected a bandwidth above 0"), Error);
+  Model m = Model::builtin("hopper");
+  CHECK_THROWS_WITH_AS(m.set("nvswitch_efficiency", 0, "scenario s"), doctest::Contains("expected a fraction above 0"), Error);
+  CHECK_THROWS_WITH_AS(parse_json("{\"x\": 1e400}", "big.json"), doctest::Contains("big.json: invalid JSON"), Error);
 }
 
 TEST_CASE("every built-in model loads, complete, with a source for every value") {
