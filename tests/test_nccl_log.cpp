@@ -878,7 +878,7 @@ TEST_CASE("nccl log: a summary table's collective from the prose above it, where
   CHECK_FALSE(parse("AllReduce and AllGather results.\n" + table, "azure-summary.log").collective.has_value());
 }
 
-TEST_CASE("nccl log: one host written short and fully qualified is one host; an IP address is not shortened") {
+TEST_CASE("nccl log: one host written short and fully qualified is one host, an IP address is not shortened") {
   std::string text;
   for (int r = 0; r < 4; ++r)
     text += "#  Rank  " + std::to_string(r) + " Group  0 Pid   1 on " + (r % 2 ? "node01.cluster.local" : "node01") +
