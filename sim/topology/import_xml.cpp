@@ -126,6 +126,11 @@ struct Builder {
 
 }  // namespace
 
+bool looks_like_xml(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n\xef\xbb\xbf");
+  return first != std::string_view::npos && text[first] == '<';
+}
+
 Topology import_nccl_xml(const std::string& text, const std::string& origin, const XmlImportOptions& options) {
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed = doc.load_buffer(text.data(), text.size());

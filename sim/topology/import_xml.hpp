@@ -6,6 +6,7 @@
 // generations come from `sm`; PCIe generations from link_speed; a GPU's <c2c> is NVLink-C2C to its
 // CPU (Grace), in place of a PCIe link straight to it.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/topology/topology.hpp"
@@ -18,6 +19,10 @@ struct XmlImportOptions {
   // not list, to a CPU), one line each with its line number.
   std::vector<std::string>* notes = nullptr;
 };
+
+// Whether a text is an NCCL topology dump rather than `nvidia-smi topo -m` text or JSON: XML, whose
+// first character past blanks (and a UTF-8 byte-order mark) is '<', whatever the file is called.
+bool looks_like_xml(std::string_view text);
 
 Topology import_nccl_xml(const std::string& text, const std::string& origin, const XmlImportOptions& options = {});
 

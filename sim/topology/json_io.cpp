@@ -10,6 +10,7 @@
 #include "sim/embedded_configs.hpp"
 #include "sim/error.hpp"
 #include "sim/text_file.hpp"
+#include "sim/topology/import_xml.hpp"
 
 namespace ccsim::topo {
 
@@ -183,8 +184,8 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
 Topology load_topology_file(const std::string& path) {
   const std::string text = read_text_file(path);
   // What `topo import` reads is not a topology file yet: say so rather than that it is bad JSON.
+  const bool xml = looks_like_xml(text);
   const auto first = text.find_first_not_of(" \t\r\n\xef\xbb\xbf");
-  const bool xml = first != std::string::npos && text[first] == '<';
   const bool smi = !xml && (first == std::string::npos || text[first] != '{') && text.find("GPU0") != std::string::npos;
   if (xml || smi)
     throw Error(path + ": " + (xml ? "an NCCL topology dump (XML)" : "`nvidia-smi topo -m` output") +

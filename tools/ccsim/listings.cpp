@@ -24,14 +24,6 @@
 
 namespace ccsim::cli {
 
-namespace {
-// An NCCL topology dump is XML whatever its file's name: its first non-blank character is '<'.
-bool looks_like_xml(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n\xef\xbb\xbf");
-  return first != std::string::npos && text[first] == '<';
-}
-}  // namespace
-
 Runner add_listings(CLI::App& app) {
   auto* topo_cmd = app.add_subcommand("topo", "Machines: list the presets, show one (path matrix), import a real one");
   topo_cmd->require_subcommand(1);
@@ -101,7 +93,7 @@ Runner add_listings(CLI::App& app) {
     if (topo_import->parsed()) {
       const std::string text = read_text_file(*import_file);
       Model::builtin(import_options->arch);  // an unknown model fails before anything is built
-      const bool xml = looks_like_xml(text);
+      const bool xml = topo::looks_like_xml(text);
       // The text names no link generation: the GPU family's own, unless given.
       const auto family = topo::link_generations_of(import_options->arch);
       if (!*pcie_given) import_options->pcie_generation = family.pcie;
