@@ -88,8 +88,8 @@ Affinity affinity_of(const std::string& line, const std::vector<std::string>& wo
       const auto w = split_ws(parts[k]);
       fields.push_back(w.empty() ? std::string() : w.front());
     }
-    // Tabs may pad between fields as they pad cells: keep the first `titles` non-empty ones, with
-    // an empty CPU affinity where the first field is empty and another follows.
+    // Tabs may pad between fields as they pad cells: keep the non-empty ones, and an empty first
+    // one where the header titles a CPU affinity (a GPU outside the job's cpuset).
     std::vector<std::string> kept;
     for (std::size_t i = 0; i < fields.size(); ++i)
       if (!fields[i].empty() || (i == 0 && has_cpus)) kept.push_back(fields[i]);

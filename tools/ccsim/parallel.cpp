@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <chrono>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -81,25 +81,29 @@ std::uint64_t stat_entry(const std::string& path, const std::string& key) {
 std::optional<std::uint64_t> cgroup_room() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
-  std::vector<std::pair<std::string, std::pair<std::string, std::string>>> places;  // directory, (limit, usage)
+  // A group's directory and its files' names, which differ between cgroup v2 and v1.
+  struct Group {
+    std::string dir;
+    const char *limit, *usage, *inactive;
+  };
+  std::vector<Group> groups;
   while (std::getline(in, line)) {
     const auto a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
     if (controllers.empty()) {
       for (const std::string& dir : {"/sys/fs/cgroup" + path, std::string("/sys/fs/cgroup")})
-        places.push_back({dir, {"/memory.max", "/memory.current"}});
+        groups.push_back({dir, "/memory.max", "/memory.current", "inactive_file"});
     } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
       for (const std::string& dir : {"/sys/fs/cgroup/memory" + path, std::string("/sys/fs/cgroup/memory")})
-        places.push_back({dir, {"/memory.limit_in_bytes", "/memory.usage_in_bytes"}});
+        groups.push_back({dir, "/memory.limit_in_bytes", "/memory.usage_in_bytes", "total_inactive_file"});
     }
   }
   std::optional<std::uint64_t> room;
-  for (const auto& [dir, files] : places) {
-    const auto limit = read_number(dir + files.first), usage = read_number(dir + files.second);
+  for (const auto& g : groups) {
+    const auto limit = read_number(g.dir + g.limit), usage = read_number(g.dir + g.usage);
     if (!limit || !usage || *limit >= (std::uint64_t{1} << 60)) continue;  // v1 writes "no limit" as ~2^63
-    const bool cgroup2 = files.first == "/memory.max";
-    const std::uint64_t reclaimable = stat_entry(dir + "/memory.stat", cgroup2 ? "inactive_file" : "total_inactive_file");
+    const std::uint64_t reclaimable = stat_entry(g.dir + "/memory.stat", g.inactive);
     const std::uint64_t used = *usage - std::min(*usage, reclaimable);
     const std::uint64_t left = *limit - std::min(*limit, used);
     room = room ? std::min(*room, left) : left;
