@@ -192,6 +192,8 @@ std::vector<Change> Reader::changes(const json& v, const std::string& path) cons
       between({"between", "factor"});
       if (!body.contains("factor")) fail(c.path + ".factor", "missing (expected the share of bandwidth left, e.g. 0.5)");
       c.factor = positive(body["factor"], c.path + ".factor");
+      if (c.factor > 1)
+        fail(c.path + ".factor", "expected the share of bandwidth left, at most 1 (scale_bandwidth raises a class of links)");
     }
     out.push_back(c);
   }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/output_file.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
 #include "ccsim/parallel.hpp"
@@ -590,7 +591,7 @@ Runner add_accuracy(CLI::App& app) {
   cmd->add_flag("--by-algorithm", args->by_algorithm,
                 "Also summarise the rows per algorithm/protocol run, over all sizes and per size decade, with "
                 "how many logs each holds rows of: where one mechanism errs the same way across systems");
-  cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file");
+  cmd->add_option("--json", args->json_file, "Also write every row as JSON to this file")->check(writable_file());
   cmd->add_option("-j,--jobs", args->jobs,
                   "Rows simulated at once (of one log or several), each in a process of its own; logs still print "
                   "in order, each once its rows are done; fewer start while the memory available would not hold "

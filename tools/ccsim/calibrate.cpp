@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/output_file.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
 #include "ccsim/planner.hpp"
@@ -523,10 +524,23 @@ Runner add_calibrate(CLI::App& app) {
   add_run_choice_options(cmd, a->algorithm, a->protocol);
   add_nccl_env_option(cmd, a->nccl_env);
   add_collective_option(cmd, a->collective, a->run);
-  cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")->capture_default_str();
-  cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")->capture_default_str();
-  cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)");
-  cmd->add_option("--json", a->json_file, "Write the fit report as JSON");
+  cmd->add_option("--max-iterations", a->max_iterations, "Solver iterations at most")
+      ->check(CLI::Range(1, 1000000, "INT"))
+      ->capture_default_str();
+  cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            double x = 0;
+            try {
+              x = std::stod(v);
+            } catch (const std::exception&) {
+            }
+            return std::isfinite(x) && x > 0 ? std::string() : "expected a positive number, got " + v;
+          },
+          "FLOAT"))
+      ->capture_default_str();
+  cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)")->check(writable_file());
+  cmd->add_option("--json", a->json_file, "Write the fit report as JSON")->check(writable_file());
   cmd->add_option("-j,--jobs", a->jobs,
                   "Rows simulated at once during the fit, each in a process of its own (0: one per core); memory "
                   "grows with it")

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/output_file.hpp"
 #include "ccsim/gpu_run.hpp"
 #include "kernels/bench_model.hpp"
 #include "sim/error.hpp"
@@ -139,16 +140,16 @@ Runner add_gpu(CLI::App& app) {
       "bench", "Copy and reduce-copy bandwidth, launch and event latency, peer copies; writes a model file (--out)");
   bench->add_option("--device", bench_options->device, "CUDA device")->capture_default_str();
   bench->add_option("--max-bytes", *max_bytes, "Largest buffer (sizes go up by 4x from 1M)")->capture_default_str();
-  bench->add_option("--out", *bench_out, "Write the timing-model file (for perf --model, validate --bench)");
-  bench->add_option("--json", *bench_raw, "Write the raw measurements as JSON");
+  bench->add_option("--out", *bench_out, "Write the timing-model file (for perf --model, validate --bench)")->check(writable_file());
+  bench->add_option("--json", *bench_raw, "Write the raw measurements as JSON")->check(writable_file());
 
   auto run_args = std::make_shared<GpuSweepArgs>();
   auto run_files = std::make_shared<RunOutputs>();
   auto* run = gpu->add_subcommand("run", "Execute a collective's schedule on the GPUs; prints the nccl-tests table");
   add_gpu_sweep_options(*run, *run_args);
-  run->add_option("--json", run_files->json, "Write the measured sweep (per-size times and step timings) for validate --measured");
-  run->add_option("--timeline", run_files->timeline, "Write each size's measured Timeline (the simulator's --timeline form)");
-  run->add_option("--trace", run_files->trace, "Write a Chrome trace of the largest size's measured steps");
+  run->add_option("--json", run_files->json, "Write the measured sweep (per-size times and step timings) for validate --measured")->check(writable_file());
+  run->add_option("--timeline", run_files->timeline, "Write each size's measured Timeline (the simulator's --timeline form)")->check(writable_file());
+  run->add_option("--trace", run_files->trace, "Write a Chrome trace of the largest size's measured steps")->check(writable_file());
 
   return [=] {
     if (info->parsed()) return run_info(*json_info);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/output_file.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/model.hpp"
@@ -62,7 +63,7 @@ Runner add_listings(CLI::App& app) {
                    "NVLink generation of `nvidia-smi topo -m` text (default: the GPU family's: Volta 2, Ampere 3, Hopper 4, "
                    "Blackwell 5)")
       ->each([nvlink_given](const std::string&) { *nvlink_given = true; });
-  topo_import->add_option("--out", *import_out, "Write the topology as JSON (usable with --topo)");
+  topo_import->add_option("--out", *import_out, "Write the topology as JSON (usable with --topo)")->check(writable_file());
   auto* algos = app.add_subcommand("algos", "List the algorithms and the collectives each serves");
   auto model_name = std::make_shared<std::string>();
   auto model_file = std::make_shared<std::string>();

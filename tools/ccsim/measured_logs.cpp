@@ -105,6 +105,9 @@ std::vector<LogCase> read_map(const std::string& file) {
                          file, where);
     LogCase c;
     c.log = (resolve_relative(base, logs_dir) / need(e, "log", where, is_string, "a file name").get<std::string>()).string();
+    // Every entry's file is looked for now: not after the entries before it have run for minutes.
+    if (std::error_code ec; !std::filesystem::is_regular_file(c.log, ec))
+      throw Error(file + ": " + where + ".log: " + std::filesystem::path(c.log).lexically_normal().string() + ": no such file");
     // An entry without "topo" takes the machine its log's device lines name, and one without
     // "nodes" the nodes its log's hosts or file name give, as a LOG on the command line does
     // without --topo or --nodes.
@@ -177,6 +180,16 @@ std::vector<LogCase> read_map(const std::string& file) {
     }
     push_runs(cases, std::move(c), run);
   }
+  // The same log (and run) in two entries counts its rows twice in every median; said, since two
+  // entries may mean to compare two descriptions of the machine.
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (cases[k].log == cases[i].log && cases[k].run == cases[i].run && cases[k].map_entry != cases[i].map_entry) {
+        std::cerr << "ccsim: warning: " << cases[i].map_entry << " names " << std::filesystem::path(cases[i].log).filename().string()
+                  << (cases[i].run ? " (run " + std::to_string(*cases[i].run) + ")" : std::string()) << " as "
+                  << cases[k].map_entry.substr(file.size() + 2) << " does: its rows count twice in the medians\n";
+        break;
+      }
   return cases;
 }
 
@@ -679,7 +692,12 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     machine = machine_from_log(p.log, p.c.topology, c.log, c.map_entry, p.machine_from_log);
     if (p.c.system_class == c.topology.name) p.c.system_class = machine.name;
   }
-  p.topology = build_topology(machine);
+  try {
+    p.topology = build_topology(machine);
+  } catch (const Error& e) {
+    if (c.map_entry.empty()) throw;
+    throw Error(c.map_entry + ": " + e.what());  // the entry that named the machine
+  }
   const int node_gpus = p.topology.gpus_per_node();
   // A topology file of several nodes describes them itself: only a one-node machine takes the
   // log's hosts as its node count.

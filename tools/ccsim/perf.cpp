@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/output_file.hpp"
 #include "ccsim/inspect.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/parallel.hpp"
@@ -77,6 +78,9 @@ int run_perf(const PerfArgs& a) {
   if (!a.levels.empty() && a.algorithm != "hierarchical" && !(a.algorithm == "auto" && a.select == "fastest"))
     throw Error("--levels names hierarchical's algorithm per level: use it with --algo hierarchical, or with "
                 "--select fastest, which then tries hierarchical too (here --algo is " + a.algorithm + ")");
+  if (a.levels.size() > 2)
+    throw Error("--levels takes two algorithms, inside a node then across nodes (e.g. ring,ring); got " +
+                std::to_string(a.levels.size()));
   Selection selection;
   selection.algorithm = a.algorithm;
   selection.protocol = a.protocol;
@@ -89,6 +93,9 @@ int run_perf(const PerfArgs& a) {
   if (!a.nccl_version.empty()) {
     selection.nccl_release = nccl::release_of(a.nccl_version);
     if (selection.nccl_release == 0) throw Error("--nccl: expected an NCCL 2.x version such as 2.26, got \"" + a.nccl_version + "\"");
+    if (selection.nccl_release > nccl::kLatestRelease)
+      std::cerr << "ccsim: note: --nccl " << a.nccl_version << " is newer than 2." << nccl::kLatestRelease
+                << ", the newest release whose cost model ccsim knows: 2." << nccl::kLatestRelease << "'s picks\n";
   }
   selection.nccl_env_settings = parse_nccl_env(a.nccl_env);
   const Planner planner(topology, model, nranks, selection);
@@ -294,10 +301,12 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--levels", args->levels, "hierarchical: algorithms inside a node, then across nodes (e.g. ring,ring)")
       ->delimiter(',');
   cmd->add_option("--timeline", args->timeline_file,
-                  "Write every point's timeline (each step's start, end, wire bytes; each link's bytes) as JSON");
+                  "Write every point's timeline (each step's start, end, wire bytes; each link's bytes) as JSON")
+      ->check(writable_file());
   cmd->add_option("--trace", args->trace_file,
                   "Write a Chrome trace (ui.perfetto.dev) of the last (largest) point: a track per rank and stream, a "
-                  "utilisation counter per link");
+                  "utilisation counter per link")
+      ->check(writable_file());
   cmd->add_flag("--links", args->links, "Print the links of the last (largest) point, busiest first: the bottleneck");
   cmd->add_option("--column", args->column,
                   "Columns to simulate: both (as nccl-tests prints them), out-of-place or in-place; the other prints "

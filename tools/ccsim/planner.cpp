@@ -87,7 +87,10 @@ Planner::Planner(const topo::Topology& topology, const Model& model, int nranks,
   if (selection_.algorithm.rfind("collnet", 0) == 0 && selection_.nccl_env_settings.collnet_enable == 0)
     throw Error(selection_.algorithm + " cannot run under NCCL_COLLNET_ENABLE=0, which turns CollNet off");
   if (selection_.protocol != "auto") {
-    parse_protocol(selection_.protocol);
+    const Protocol proto = parse_protocol(selection_.protocol);
+    if (proto != Protocol::simple && simple_only(selection_.algorithm))
+      throw Error(selection_.algorithm + " runs only the Simple protocol in NCCL (its kernels have no " +
+                  std::string(to_string(proto)) + " variant): use --proto simple or auto");
     // A user's NCCL_PROTO wins over the one a net plugin sets when there is none (aws-ofi-nccl).
     system_.net_allows_ll = system_.net_allows_ll128 = true;
   }

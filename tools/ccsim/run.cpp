@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ccsim/commands.hpp"
+#include "ccsim/output_file.hpp"
 #include "ccsim/inspect.hpp"
 #include "ccsim/parallel.hpp"
 #include "ccsim/planner.hpp"
@@ -348,7 +349,8 @@ Runner add_run(CLI::App& app) {
   cmd->add_flag("--plot", args->plot, "Plot busbw vs size (and time vs nodes) with tools/plot.py into --out");
   cmd->add_option("--trace", args->trace_file,
                   "Write a Chrome trace (ui.perfetto.dev) of each variant's winner at the traced size, one file per "
-                  "variant (FILE.VARIANT.json when there are several)");
+                  "variant (FILE.VARIANT.json when there are several)")
+      ->check(writable_file());
   cmd->add_option("--trace-size", args->trace_size,
                   "The size --trace and --links look at: the largest of the sweep not above this (default: the largest)");
   cmd->add_flag("--links", args->links, "Print each variant's busiest links (winner at the --trace-size size): the bottleneck");

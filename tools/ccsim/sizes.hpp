@@ -14,7 +14,11 @@ struct SizeSweep {
   double step_factor = 1;
 };
 
-// Error on unparsable or zero sizes, -b above -e, or a factor that cannot grow the size.
+// The most rows one sweep makes.
+constexpr std::size_t kMaxSizes = 100000;
+
+// Error on unparsable or zero sizes, -b above -e, a factor that cannot grow the size, or more than kMaxSizes
+// sizes. Sizes a fractional factor rounds to the same byte count appear once.
 std::vector<Bytes> expand(const SizeSweep& sweep);
 
 }  // namespace ccsim::cli

@@ -153,6 +153,10 @@ void refuse_machine_for_map(const CLI::App& cmd) {
 
 void refuse_idle_fabric_options(const CLI::App& cmd, const TopologyArgs& a) {
   const bool preset = !topo::is_topology_file(a.name) && !topo::shipped_topology(a.name);
+  // A topology file's NICs carry their own rates; a preset's one node keeps its NICs (and --nic's).
+  if (!preset && cmd.count("--nic") > 0)
+    throw Error("--nic sets the network generation of a preset's NICs, and " + a.name +
+                " describes its own (edit its NICs' links)");
   if (preset && a.preset.nodes > 1) return;
   for (const char* option : {"--fabric", "--spines", "--leaf-ports", "--oversubscription", "--switch-latency-us", "--sharp"})
     if (cmd.count(option) > 0)

@@ -42,7 +42,8 @@ std::string overlay_given(const CLI::App& cmd, const TopologyArgs& given, Topolo
 void refuse_machine_for_map(const CLI::App& cmd);
 // The options that shape the network a preset builds between its nodes (--fabric, --spines,
 // --leaf-ports, --oversubscription, --switch-latency-us, --sharp) are an error where there is no
-// such network: one node, or a topology file (it describes its own).
+// such network: one node, or a topology file (it describes its own). --nic is an error on a topology
+// file, whose NICs have their own links.
 void refuse_idle_fabric_options(const CLI::App& cmd, const TopologyArgs& args);
 
 }  // namespace ccsim::cli

@@ -24,20 +24,35 @@ struct VerifyArgs {
   std::string executor = "cpu";
 };
 
+// The CPU executor holds every rank's buffers (and an all-to-all's schedule grows with the square of
+// the ranks) in this one process: past this, a count is refused rather than left to exhaust the memory.
+constexpr int kMaxVerifyRanks = 1024;
+
 std::vector<int> parse_ranks(const std::string& text) {
   std::vector<int> out;
   std::stringstream ss(text);
+  const auto whole_number = [](const std::string& digits) {
+    std::size_t used = 0;
+    const int n = std::stoi(digits, &used);
+    if (used != digits.size()) throw std::invalid_argument(digits);  // "1e6" is not 1
+    return n;
+  };
   for (std::string item; std::getline(ss, item, ',');) {
+    int lo = 0, hi = 0;
     try {
       const auto dash = item.find('-');
-      const int lo = std::stoi(item.substr(0, dash));
-      const int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
+      lo = whole_number(item.substr(0, dash));
+      hi = dash == std::string::npos ? lo : whole_number(item.substr(dash + 1));
       if (lo < 1 || hi < lo) throw std::invalid_argument(item);
-      for (int r = lo; r <= hi; ++r) out.push_back(r);
     } catch (const std::exception&) {
       throw Error("--ranks: \"" + item + "\" is not a rank count or range (expected e.g. 1-17,24,32)");
     }
+    if (hi > kMaxVerifyRanks)
+      throw Error("--ranks: " + item + ": at most " + std::to_string(kMaxVerifyRanks) +
+                  " ranks (the CPU executor holds every rank's buffers in this process)");
+    for (int r = lo; r <= hi; ++r) out.push_back(r);
   }
+  if (out.empty()) throw Error("--ranks: no rank count given (expected e.g. 1-17,24,32)");
   return out;
 }
 
@@ -142,7 +157,7 @@ Runner add_verify(CLI::App& app) {
   auto* cmd = app.add_subcommand("verify", "Prove every algorithm's schedules right on the CPU executor");
   cmd->add_option("--coll", args->collective, "Collective, or all")->capture_default_str();
   cmd->add_option("--algo", args->algorithm, "Algorithm, or all")->capture_default_str();
-  cmd->add_option("--ranks", args->ranks, "Rank counts: a list of counts and ranges")->capture_default_str();
+  cmd->add_option("--ranks", args->ranks, "Rank counts: a list of counts and ranges, each at most 1024")->capture_default_str();
   cmd->add_option("-d,--datatype", args->types, "Data type, or all")->capture_default_str();
   cmd->add_option("--executor", args->executor,
                   "cpu: the reference executor; plan: the GPU backend's issue order and staging, run on the host, and a check that no two streams of a rank touch the same bytes unordered")
