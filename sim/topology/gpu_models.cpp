@@ -109,6 +109,11 @@ std::string family_of_sm(int sm) {
   return "volta";
 }
 
+const std::vector<std::string>& gpu_families() {
+  static const std::vector<std::string> families{"volta", "ampere", "hopper", "h200", "blackwell", "gb10"};
+  return families;
+}
+
 std::optional<GpuModel> identify_gpu(std::string_view device_name) {
   const std::vector<std::string> words = words_of(device_name);
   auto has = [&](std::string_view w) { return std::find(words.begin(), words.end(), w) != words.end(); };

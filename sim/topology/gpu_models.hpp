@@ -6,6 +6,7 @@
 // pick that machine when the user names none.
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace ccsim::topo {
@@ -25,6 +26,9 @@ struct GpuModel {
 // The family NCCL's cost tables put a compute capability in: Volta below SM 80, Ampere 80-89,
 // Hopper 90-99, Blackwell from 100 (reference/nccl-model.md §3.3).
 std::string family_of_sm(int sm);
+
+// Every family a timing model and NCCL's tables exist for (a topology's GPUs name one).
+const std::vector<std::string>& gpu_families();
 
 // The GPU a device name describes, or nothing when the name is not one of the known models.
 std::optional<GpuModel> identify_gpu(std::string_view device_name);

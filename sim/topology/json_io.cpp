@@ -10,11 +10,19 @@
 #include "sim/embedded_configs.hpp"
 #include "sim/error.hpp"
 #include "sim/text_file.hpp"
+#include "sim/topology/gpu_models.hpp"
 #include "sim/topology/import_xml.hpp"
 
 namespace ccsim::topo {
 
 namespace {
+
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 
 template <typename Enum> Enum parse_enum(const nlohmann::json& v, const std::string& path,
                                          const std::vector<std::pair<std::string, Enum>>& names) {
@@ -64,6 +72,10 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     if (!d.contains("kind")) throw Error(path + ".kind: missing");
     dev.kind = parse_enum(d["kind"], path + ".kind", kDeviceKinds);
     dev.arch = string_field(d, "arch", path, dev.kind == DeviceKind::gpu);
+    if (const auto& families = gpu_families();
+        dev.kind == DeviceKind::gpu && std::find(families.begin(), families.end(), dev.arch) == families.end())
+      throw Error(path + ".arch: expected the GPU's family, one of " + listed(families) + " (a timing model each; "
+                  "a GPU of none: the closest, with perf --model FILE), got \"" + dev.arch + "\"");
     if (d.contains("node")) {
       if (!d["node"].is_number_integer() || d["node"].get<int>() < 0) throw Error(path + ".node: expected an integer >= 0");
       dev.node = d["node"].get<int>();
