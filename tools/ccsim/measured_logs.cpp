@@ -413,8 +413,18 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   }
   if (log.gpu.empty() && log.summary_table && ascii_lower(log.summary_system).find("mi3") != std::string::npos)
     throw Error(path + ": its table is of " + log.summary_system + ", AMD Instinct GPUs (RCCL): ccsim simulates NVIDIA GPUs and NCCL");
-  if (log.gpu.empty()) throw Error(path + ": the log has no device lines to tell its machine by" + name_it);
-  const auto gpu = logged_gpu(log);
+  // Where the device lines do not tell the GPU (a log published without them, or a name ccsim does
+  // not know, such as a pre-release driver's "NVIDIA Graphics Device"), the file name's words may:
+  // vultr-hgx-b200-8g-allreduce-1.log names a B200 as a device line would.
+  auto gpu = logged_gpu(log);
+  std::string gpu_source = "the device lines'";
+  if (!gpu) {
+    gpu = topo::identify_gpu(std::filesystem::path(path).stem().string());
+    gpu_source = log.gpu.empty() ? "the file name's (the log has no device lines)"
+                                 : "the file name's (its device lines name \"" + log.gpu + "\", which ccsim does not know)";
+  }
+  if (!gpu && log.gpu.empty())
+    throw Error(path + ": the log has no device lines to tell its machine by, nor a GPU in its file name" + name_it);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
   const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
   if (gpu->preset.empty() && !gpu->card)
@@ -437,7 +447,7 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   const int node_gpus = gpus_per_node_of(m.name);
   const int ranks = log.ranks.value_or(0);
   const bool racks = rack_scale(m.name, log);
-  how = m.name + ", from the device lines' " + gpu->name + " GPUs";
+  how = m.name + ", from " + gpu_source + " " + gpu->name + " GPUs";
   if (!m.nodes_given) {
     const auto hostless = racks ? std::nullopt : layout_without_hosts(log, node_gpus);
     if (hostless) {
