@@ -137,6 +137,23 @@ std::optional<std::pair<int, int>> layout_from_file_name(std::string_view origin
   return std::nullopt;
 }
 
+// The ranks of a file name's "<ranks>g" word (8g, or the 16 of 2n16g), as the shared dataset names
+// its runs (rtx5090-pcie-4g-allreduce-1.log); empty without one.
+std::optional<int> ranks_in_file_name(std::string_view origin) {
+  if (const auto layout = layout_from_file_name(origin)) return layout->second;
+  std::string_view name = basename(origin);
+  while (!name.empty()) {
+    const auto cut = name.find_first_of("-._");
+    const std::string_view word = name.substr(0, cut);
+    name = cut == std::string_view::npos ? std::string_view() : name.substr(cut + 1);
+    int value = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+    if (ec == std::errc() && value > 0 && std::string_view(end, static_cast<std::size_t>(word.data() + word.size() - end)) == "g")
+      return value;
+  }
+  return std::nullopt;
+}
+
 // nccl-tests binaries are <collective>_perf, or <collective>_perf_mpi in some builds; a token may
 // carry a path, quotes, or sit in an assignment (EXEC_CMD=/opt/nccl-tests/bin/all_reduce_perf).
 std::optional<std::string_view> perf_binary(std::string_view token) {
@@ -619,6 +636,8 @@ class LogParser {
     }
     if (tokens.size() >= 4 && tokens[0] == "nThread" && tokens[2] == "nGpus") {
       run_starts(number);
+      if (const auto threads = parse_unsigned(tokens[1]); threads && *threads >= 1 && *threads <= 1024)
+        threads_ = static_cast<int>(*threads);
       const auto gpus = parse_unsigned(tokens[3]);
       if (!gpus || *gpus < 1 || *gpus > 1024) {
         problem(number, raw, "nGpus \"" + std::string(tokens[3]) + "\" is not a GPU count");
@@ -1020,7 +1039,16 @@ class LogParser {
       log_.ranks_source = source;
     };
     if (device_ranks_.empty()) {
-      if (ratio_decides) use(ratio->lo, "busbw/algbw ratio");
+      if (ratio_decides) return use(ratio->lo, "busbw/algbw ratio");
+      // busbw printed to two decimals tells little of small bandwidths (a slow machine's log):
+      // a count the ratio allows, named by the file name's <ranks>g, or by the header's threads x
+      // GPUs where one process drives several GPUs (no device lines: no other process is seen).
+      const auto allowed = [&](int n) { return !ratio || (ratio->lo != 0 && ratio->lo <= n && n <= ratio->hi); };
+      if (const auto named = ranks_in_file_name(log_.origin); named && allowed(*named)) return use(*named, "file name");
+      if (log_.gpus_per_thread && threads_) {
+        const int one_process = *threads_ * *log_.gpus_per_thread;
+        if (one_process > 1 && allowed(one_process)) return use(one_process, "header's nThread x nGpus, one process");
+      }
       return;
     }
     const int listed = *device_ranks_.rbegin() + 1;
@@ -1098,6 +1126,7 @@ class LogParser {
   bool in_place_only_ = false;
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
   bool said_cputime_ = false;
+  std::optional<int> threads_;  // the header's nThread
   // The shell lines setting an environment last seen (first and last line numbers), and the line
   // before the current one that held anything: a run's command right under them starts with them.
   int env_lines_start_ = 0, env_lines_end_ = -1, previous_line_ = 0;

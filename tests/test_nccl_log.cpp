@@ -146,7 +146,9 @@ TEST_CASE("nccl log: old rows without a header, told apart by their number of va
   CHECK(bcast.rows[0].root == 0);
   CHECK(bcast.rows[0].redop.empty());
   CHECK(bcast.collective == CollectiveKind::broadcast);
-  CHECK_FALSE(bcast.ranks);  // busbw = algbw whatever the rank count
+  // busbw = algbw whatever the rank count: the file name's 8g tells it.
+  CHECK(bcast.ranks == 8);
+  CHECK(bcast.ranks_source == "file name");
 
   const NcclLog a2a = parse("     1048576         32768   float            87.42   11.99   10.50    N/A    88.90   11.79   10.32    N/A\n",
                             "sb-8g-alltoall-1.log");
@@ -224,7 +226,7 @@ The values (in GB/s) are bus bandwidths of in-place operations.
   REQUIRE(log.rows.size() == 3);
   CHECK(problem_lines(log) == std::vector<int>{3, 10});
   CHECK(log.collective == CollectiveKind::all_reduce);
-  CHECK_FALSE(log.ranks);
+  CHECK(log.ranks == 8);  // busbw only: the file name's 8g
   const MeasuredRow& row = log.rows[1];
   CHECK(row.line == 8);
   CHECK(row.size == 64 * 1024);  // "65K": 65536 written in thousands, taken as the power of two
@@ -275,6 +277,26 @@ TEST_CASE("nccl log: rank count from busbw/algbw only when one count fits") {
   const NcclLog unknown = parse(row("100.00", "175.00"), "inline");
   CHECK_FALSE(unknown.collective);
   CHECK_FALSE(unknown.ranks);
+}
+
+TEST_CASE("nccl log: without device lines, a count the ratio allows from the file name or the header") {
+  const std::string slow_row = "  1048576  262144  float  sum  -1  9000.0  0.12  0.12  0  9000.0  0.12  0.12  0\n";
+  const std::string header = "# nThread 1 nGpus 2 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n";
+  // Bandwidths below 1 GB/s say nothing of the count: the file name's 2g does.
+  const NcclLog named = parse(slow_row, "rtx2080ti-2g-allreduce-1.log");
+  CHECK(named.ranks == 2);
+  CHECK(named.ranks_source == "file name");
+  // No such word: one process driving nGpus GPUs.
+  const NcclLog one_process = parse(header + slow_row, "box-allreduce-1.log");
+  CHECK(one_process.ranks == 2);
+  CHECK(one_process.ranks_source == "header's nThread x nGpus, one process");
+  // One GPU per process (MPI) tells nothing; nor does a file name the ratio refutes (1.75: 8 ranks
+  // of all_reduce, not 4).
+  CHECK_FALSE(parse("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor)\n" + slow_row, "box-allreduce-1.log").ranks);
+  const NcclLog refuted = parse("  1048576  262144  float  sum  -1  10.0  100.00  175.00  0  10.0  100.00  175.00  0\n",
+                                "box-4g-allreduce-1.log");
+  CHECK(refuted.ranks == 8);
+  CHECK(refuted.ranks_source == "busbw/algbw ratio");
 }
 
 TEST_CASE("nccl log: device lines that show only some ranks") {

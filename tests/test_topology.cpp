@@ -793,6 +793,14 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
   CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 5090")->name == "RTX 5090");
   CHECK_FALSE(ccsim::topo::identify_gpu("NVIDIA Graphics Device"));
   CHECK_FALSE(ccsim::topo::identify_gpu(""));
+  // File names (accuracy's fallback where a log has no device lines) glue the words together.
+  CHECK(ccsim::topo::identify_gpu("rtx2080ti-2g-allreduce-1")->name == "RTX 2080 Ti");
+  CHECK(ccsim::topo::identify_gpu("rtx5090-pcie-4g-allreduce-1")->name == "RTX 5090");
+  CHECK(ccsim::topo::identify_gpu("h100nvl-slingshot-2n4g-allreduce-1")->name == "H100 NVL");
+  CHECK(ccsim::topo::identify_gpu("vultr-hgx-b200-8g-alltoall-1")->preset == "hgx-b200");
+  CHECK(ccsim::topo::identify_gpu("v100-sxm2-hcm-8g-allreduce-1")->preset == "dgx1-v100");
+  CHECK(ccsim::topo::identify_gpu("a100pcie-4g")->name == "A100 PCIe");
+  CHECK_FALSE(ccsim::topo::identify_gpu("nebius-8gpu-2n16g-allreduce-1"));
   CHECK(ccsim::topo::family_of_sm(75) == "volta");
   CHECK(ccsim::topo::family_of_sm(89) == "ampere");
   CHECK(ccsim::topo::family_of_sm(103) == "blackwell");

@@ -23,7 +23,29 @@ std::vector<std::string> words_of(std::string_view name) {
     }
   }
   if (!w.empty()) words.push_back(std::move(w));
-  return words;
+  // File names glue what device names space out: "rtx2080ti", "h100nvl" -> RTX 2080 TI, H100 NVL.
+  std::vector<std::string> split;
+  for (const auto& word : words) {
+    std::string rest = word;
+    for (const char* prefix : {"RTX", "GTX"})
+      if (rest.size() > 3 && rest.rfind(prefix, 0) == 0 && std::isdigit(static_cast<unsigned char>(rest[3]))) {
+        split.push_back(prefix);
+        rest = rest.substr(3);
+      }
+    std::string suffix;
+    for (const char* s : {"NVL", "TI", "SUPER", "PCIE"}) {
+      const std::string t = s;
+      if (rest.size() > t.size() && rest.compare(rest.size() - t.size(), t.size(), t) == 0 &&
+          std::isdigit(static_cast<unsigned char>(rest[rest.size() - t.size() - 1]))) {
+        suffix = t;
+        rest.resize(rest.size() - t.size());
+        break;
+      }
+    }
+    split.push_back(rest);
+    if (!suffix.empty()) split.push_back(suffix);
+  }
+  return split;
 }
 
 struct Rule {

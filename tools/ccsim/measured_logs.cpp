@@ -426,7 +426,11 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   if (!gpu && log.gpu.empty())
     throw Error(path + ": the log has no device lines to tell its machine by, nor a GPU in its file name" + name_it);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
-  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
+  // Without device lines, the file name's <nodes>n<ranks>g (or <ranks>g) tells the GPUs per host.
+  const int file_per_host = log.file_ranks && *log.file_ranks % log.file_nodes.value_or(1) == 0
+                                ? *log.file_ranks / log.file_nodes.value_or(1)
+                                : 0;
+  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(file_per_host));
   if (gpu->preset.empty() && !gpu->card)
     throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
                 "), a baseboard part whose machine no preset describes" + name_it);
