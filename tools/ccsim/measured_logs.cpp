@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -607,8 +608,21 @@ std::string network_generation(const topo::Topology& t) {
 // machine whose network generation neither the command nor the map named takes the link layer they
 // say, at its preset's rate (an NDR preset's RoCE is eth400); one they named is kept, with a
 // warning where the lines say otherwise.
+// Whether the file name has the word "roce" (dell-bf3-h100-roce-2n16g-...), as the shared dataset
+// names its RoCE runs.
+bool file_name_says_roce(const std::string& path) {
+  std::string name = ascii_lower(std::filesystem::path(path).stem().string());
+  for (char& c : name)
+    if (c == '_' || c == '.') c = '-';
+  return ("-" + name + "-").find("-roce-") != std::string::npos;
+}
+
 void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
-  const auto& layers = p.log.net_link_layers;
+  // NCCL's INFO lines say which link layer its NICs ran; without them, the file name may.
+  const bool nodes = p.topology.gpu_count() > static_cast<std::size_t>(p.topology.gpus_per_node());
+  const bool from_file_name = p.log.net_link_layers.empty() && nodes && file_name_says_roce(p.c.log);
+  const std::set<std::string> layers = from_file_name ? std::set<std::string>{"RoCE"} : p.log.net_link_layers;
+  const std::string source = from_file_name ? "the file name says RoCE" : "NCCL's INFO lines list RoCE NICs";
   if (layers.size() != 1) return;
   const std::string generation = network_generation(p.topology);
   if (generation.empty()) return;
@@ -617,8 +631,10 @@ void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
   static const std::map<std::string, std::string> ethernet_of = {
       {"edr", "eth100"}, {"hdr", "eth200"}, {"ndr", "eth400"}, {"xdr", "eth800"}};
   const auto it = ethernet_of.find(generation);
+  if (from_file_name && !machine.preset.nic.empty()) return;  // the command or map named the network
   if (!machine.preset.nic.empty() || !roce || it == ethernet_of.end()) {
-    std::cerr << "ccsim: warning: " << p.c.log << ": NCCL's INFO lines list " << *layers.begin() << " NICs; "
+    std::cerr << "ccsim: warning: " << p.c.log << ": " << (from_file_name ? "its file name says " : "NCCL's INFO lines list ")
+              << *layers.begin() << " NICs; "
               << (machine.preset.nic.empty() ? "the preset's network is " + generation + " (name the one it ran on with --nic)"
                                              : "the network named for it, " + generation + ", is kept")
               << "\n";
@@ -626,8 +642,7 @@ void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
   }
   machine.preset.nic = it->second;
   p.topology = build_topology(machine);
-  p.machine_from_log += std::string(p.machine_from_log.empty() ? "" : "; ") + it->second +
-                        " network: NCCL's INFO lines list RoCE NICs";
+  p.machine_from_log += std::string(p.machine_from_log.empty() ? "" : "; ") + it->second + " network: " + source;
 }
 
 // NCCL_IB_HCA on the command line: a list of the HCAs (ports) NCCL may use. One that names fewer
