@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
 #include "ccsim/parallel.hpp"

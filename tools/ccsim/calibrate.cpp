@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/measured_logs.hpp"
 #include "ccsim/planner.hpp"
@@ -528,16 +528,7 @@ Runner add_calibrate(CLI::App& app) {
       ->check(CLI::Range(1, 1000000, "INT"))
       ->capture_default_str();
   cmd->add_option("--huber", a->huber, "Huber loss threshold on log-time residuals (0.05: 5%)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            double x = 0;
-            try {
-              x = std::stod(v);
-            } catch (const std::exception&) {
-            }
-            return std::isfinite(x) && x > 0 ? std::string() : "expected a positive number, got " + v;
-          },
-          "FLOAT"))
+      ->check(finite_number(0.0, true))
       ->capture_default_str();
   cmd->add_option("--out", a->out_file, "Write the calibrated model (works with perf, run, accuracy --model)")->check(writable_file());
   cmd->add_option("--json", a->json_file, "Write the fit report as JSON")->check(writable_file());

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 #include "ccsim/gpu_run.hpp"
 #include "kernels/bench_model.hpp"
 #include "sim/error.hpp"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 #include "ccsim/topology_args.hpp"
 #include "sim/algorithms/registry.hpp"
 #include "sim/model.hpp"

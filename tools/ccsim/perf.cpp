@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 #include "ccsim/inspect.hpp"
 #include "ccsim/measure.hpp"
 #include "ccsim/parallel.hpp"

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "ccsim/commands.hpp"
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 #include "ccsim/inspect.hpp"
 #include "ccsim/parallel.hpp"
 #include "ccsim/planner.hpp"

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "ccsim/validators.hpp"
 #include "sim/error.hpp"
 #include "sim/topology/json_io.hpp"
 
@@ -23,26 +24,12 @@ void add_topology_options(CLI::App* cmd, TopologyArgs& a) {
   cmd->add_option("--nic", a.preset.nic, "Network generation: edr hdr ndr xdr eth100 eth200 eth400 eth800 gib400 (GCP RoCE, gIB plugin) ss11 (Slingshot-11) efa100 efa400 (AWS EFA) (default: the preset's)");
   cmd->add_option("--spines", a.preset.spines, "Fat tree: spine (top-tier) switches")->capture_default_str();
   cmd->add_option("--leaf-ports", a.preset.leaf_ports, "Fat tree: switch radix (half down, half up)")->capture_default_str();
-  // A finite number in a range: CLI11's Range lets nan through.
-  const auto finite_from = [](double low) {
-    return CLI::Validator(
-        [low](std::string& v) {
-          double x = 0;
-          try {
-            x = std::stod(v);
-          } catch (const std::exception&) {
-            return std::string("expected a number, got ") + v;
-          }
-          return std::isfinite(x) && x >= low ? std::string() : "expected a finite number >= " + std::to_string(low).substr(0, 3) + ", got " + v;
-        },
-        "FLOAT");
-  };
   cmd->add_option("--oversubscription", a.preset.oversubscription, "Fat tree: leaf down/up capacity ratio")
-      ->check(finite_from(1.0))
+      ->check(finite_number(1.0))
       ->capture_default_str();
   cmd->add_option("--switch-latency-us", a.preset.switch_latency_us,
                   "Latency per network switch crossed, beyond the model's network hop latency")
-      ->check(finite_from(0.0))
+      ->check(finite_number(0.0))
       ->capture_default_str();
   cmd->add_option("--gpus-per-node", a.gpus_per_node,
                   "Use only the first K GPUs of every node (a job on part of each node)");

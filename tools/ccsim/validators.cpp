@@ -1,7 +1,10 @@
-#include "ccsim/output_file.hpp"
+#include "ccsim/validators.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+
+#include "sim/units.hpp"
 
 namespace ccsim::cli {
 
@@ -19,6 +22,21 @@ CLI::Validator writable_file() {
         return std::string();
       },
       "FILE");
+}
+
+CLI::Validator finite_number(double low, bool strict) {
+  return CLI::Validator(
+      [low, strict](std::string& v) {
+        double x = 0;
+        try {
+          x = std::stod(v);
+        } catch (const std::exception&) {
+          return "expected a number, got " + v;
+        }
+        const bool ok = std::isfinite(x) && (strict ? x > low : x >= low);
+        return ok ? std::string() : "expected a finite number " + std::string(strict ? "> " : ">= ") + format_number(low) + ", got " + v;
+      },
+      "FLOAT");
 }
 
 }  // namespace ccsim::cli
