@@ -608,19 +608,48 @@ std::string network_generation(const topo::Topology& t) {
 // machine whose network generation neither the command nor the map named takes the link layer they
 // say, at its preset's rate (an NDR preset's RoCE is eth400); one they named is kept, with a
 // warning where the lines say otherwise.
-// Whether the file name has the word "roce" (dell-bf3-h100-roce-2n16g-...), as the shared dataset
-// names its RoCE runs.
-bool file_name_says_roce(const std::string& path) {
+// Whether the file name has `word` as a word of its own (dell-bf3-h100-roce-2n16g-...: "roce"), as
+// the shared dataset names its runs' networks.
+bool file_name_says(const std::string& path, const std::string& word) {
   std::string name = ascii_lower(std::filesystem::path(path).stem().string());
   for (char& c : name)
     if (c == '_' || c == '.') c = '-';
-  return ("-" + name + "-").find("-roce-") != std::string::npos;
+  return ("-" + name + "-").find("-" + word + "-") != std::string::npos;
+}
+
+// A multi-node log whose file name says the network is on a cloud's own transport (AWS EFA, Google's
+// gIB) and that nothing else names: that network (configs/links.json), with the NICs per node the
+// instance of its GPU generation has. EFA: p3dn.24xlarge one 100 Gb/s device (V100), p4d/p4de four
+// (A100), p5/p5e/p6 eight 400 Gb/s rails (H100/H200/B200); gIB: GCP A3 Ultra / A4, one 400 Gb/s NIC a
+// GPU (the `nic` sources in configs/links.json).
+void follow_file_name_network(PreparedLog& p, TopologyArgs& machine) {
+  const bool nodes = p.topology.gpu_count() > static_cast<std::size_t>(p.topology.gpus_per_node());
+  if (!nodes || !machine.preset.nic.empty() || !p.log.net_link_layers.empty()) return;
+  const std::string arch = p.topology.gpu_arch();
+  std::string nic, said;
+  std::optional<int> nics;
+  if (file_name_says(p.c.log, "efa")) {
+    said = "EFA";
+    if (arch == "volta") nic = "efa100", nics = 1;
+    else if (arch == "ampere") nic = "efa100", nics = 4;
+    else nic = "efa400";
+  } else if (file_name_says(p.c.log, "gib")) {
+    said = "gIB";
+    nic = "gib400";
+  }
+  if (nic.empty()) return;
+  machine.preset.nic = nic;
+  if (nics && !machine.nics_per_node && *nics < static_cast<int>(p.topology.nics_of_node(0).size())) machine.nics_per_node = nics;
+  p.topology = build_topology(machine);
+  p.machine_from_log += std::string(p.machine_from_log.empty() ? "" : "; ") + nic + " network" +
+                        (machine.nics_per_node ? " (" + std::to_string(*machine.nics_per_node) + " a node)" : std::string()) +
+                        ": the file name says " + said;
 }
 
 void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
   // NCCL's INFO lines say which link layer its NICs ran; without them, the file name may.
   const bool nodes = p.topology.gpu_count() > static_cast<std::size_t>(p.topology.gpus_per_node());
-  const bool from_file_name = p.log.net_link_layers.empty() && nodes && file_name_says_roce(p.c.log);
+  const bool from_file_name = p.log.net_link_layers.empty() && nodes && file_name_says(p.c.log, "roce");
   const std::set<std::string> layers = from_file_name ? std::set<std::string>{"RoCE"} : p.log.net_link_layers;
   const std::string source = from_file_name ? "the file name says RoCE" : "NCCL's INFO lines list RoCE NICs";
   if (layers.size() != 1) return;
@@ -769,6 +798,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     machine.gpus_per_node = *p.log.ranks_per_host;
     p.topology = build_topology(machine);
   }
+  follow_file_name_network(p, machine);
   follow_network_report(p, machine);
   follow_hca_list(p, machine);
   p.c.topology = machine;
