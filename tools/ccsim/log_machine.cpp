@@ -208,6 +208,11 @@ std::string network_generation(const topo::Topology& t) {
   return "";
 }
 
+// Only a preset's network takes another generation (--nic): a topology file's NICs have their own links.
+bool is_preset(const TopologyArgs& machine) {
+  return !topo::is_topology_file(machine.name) && !topo::shipped_topology(machine.name);
+}
+
 // Whether the file name has `word` as a word of its own (dell-bf3-h100-roce-2n16g-...: "roce"), as
 // the shared dataset names its runs' networks.
 bool file_name_says(const std::string& path, const std::string& word) {
@@ -224,7 +229,7 @@ bool file_name_says(const std::string& path, const std::string& word) {
 // GPU (the `nic` sources in configs/links.json).
 void follow_file_name_network(PreparedLog& p, TopologyArgs& machine) {
   const bool nodes = p.topology.gpu_count() > static_cast<std::size_t>(p.topology.gpus_per_node());
-  if (!nodes || !machine.preset.nic.empty() || !p.log.net_link_layers.empty()) return;
+  if (!nodes || !is_preset(machine) || !machine.preset.nic.empty() || !p.log.net_link_layers.empty()) return;
   const std::string arch = p.topology.gpu_arch();
   std::string nic, said;
   std::optional<int> nics;
@@ -264,7 +269,12 @@ void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
   static const std::map<std::string, std::string> ethernet_of = {
       {"edr", "eth100"}, {"hdr", "eth200"}, {"ndr", "eth400"}, {"xdr", "eth800"}};
   const auto it = ethernet_of.find(generation);
-  if (from_file_name && !machine.preset.nic.empty()) return;  // the command or map named the network
+  if (from_file_name && (!machine.preset.nic.empty() || !is_preset(machine))) return;  // named, or a file's own
+  if (!is_preset(machine)) {
+    std::cerr << "ccsim: warning: " << p.c.log << ": NCCL's INFO lines list " << *layers.begin() << " NICs; "
+              << machine.name << " describes its own network (" << generation << "), which is kept\n";
+    return;
+  }
   if (!machine.preset.nic.empty() || !roce || it == ethernet_of.end()) {
     std::cerr << "ccsim: warning: " << p.c.log << ": " << (from_file_name ? "its file name says " : "NCCL's INFO lines list ")
               << *layers.begin() << " NICs; "
