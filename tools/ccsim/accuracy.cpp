@@ -561,7 +561,7 @@ Runner add_accuracy(CLI::App& app) {
       "accuracy",
       "Simulate the runs of measured nccl-tests logs (same collective, ranks, type, sizes) and print the error "
       "per size, per log and overall");
-  cmd->add_option("logs", args->logs, "nccl-tests output files (all use --topo and --nodes; without --topo, each the machine its device lines name)");
+  cmd->add_option("logs", args->logs, "nccl-tests output files (all use --topo and --nodes; without --topo, each the machine its device lines, or else its file name, name)");
   add_topology_options(cmd, args->topology);
   say_machine_from_log(cmd);
   cmd->add_option("--map", args->map_file,

@@ -496,7 +496,7 @@ Runner add_calibrate(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand(
       "calibrate", "Fit the timing model to measured nccl-tests logs of one system (robust least squares, Ceres)");
-  cmd->add_option("logs", a->logs, "nccl-tests output files of one system (all use --topo, --nodes, ...; without --topo, the machine their device lines name)");
+  cmd->add_option("logs", a->logs, "nccl-tests output files of one system (all use --topo, --nodes, ...; without --topo, the machine their device lines, or else their file names, name)");
   add_topology_options(cmd, a->topology);
   say_machine_from_log(cmd);
   cmd->add_option("--map", a->map_file,

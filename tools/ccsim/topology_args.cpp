@@ -62,7 +62,8 @@ void say_machine_from_log(CLI::App* cmd) {
   cmd->get_option("--topo")
       ->default_str("")
       ->description("Preset (`ccsim topo list`), a shipped topology, or a JSON file (default: the preset the GPU of "
-                    "the log's device lines comes in, e.g. hgx-b200 for B200, dgx-h100 for H100 SXM; for a summary table of "
+                    "the log's device lines comes in, or where they name none ccsim knows the GPU its file name names, e.g. "
+                    "hgx-b200 for B200, dgx-h100 for H100 SXM; for a summary table of "
                     "Azure's benchmarking guide, the VM size it names, e.g. ND H100 V5: dgx-h100, ND GB200 v6: one 4-GPU "
                     "tray of gb200-nvl72; an error for PCIe cards)");
   cmd->get_option("--nodes")
