@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/datatype.hpp"
 #include "sim/error.hpp"
 #include "sim/text.hpp"
 #include "sim/text_file.hpp"
@@ -1044,6 +1045,7 @@ class LogParser {
       // a count the ratio allows, named by the file name's <ranks>g, or by the header's threads x
       // GPUs where one process drives several GPUs (no device lines: no other process is seen).
       const auto allowed = [&](int n) { return !ratio || (ratio->lo != 0 && ratio->lo <= n && n <= ratio->hi); };
+      if (const auto counted = ranks_from_counts(); counted && allowed(*counted)) return use(*counted, "count column");
       if (const auto named = ranks_in_file_name(log_.origin); named && allowed(*named)) return use(*named, "file name");
       if (log_.gpus_per_thread && threads_) {
         const int one_process = *threads_ * *log_.gpus_per_thread;
@@ -1062,6 +1064,32 @@ class LogParser {
     if (ratio_decides && ratio->lo > listed) return use(ratio->lo, "busbw/algbw ratio");
     if (fits) return use(listed, "highest device rank");
     note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);
+  }
+
+  // nccl-tests prints all_gather's, reduce_scatter's and alltoall's count per rank (per rank and
+  // peer for alltoall) beside the total size, in both layouts: size / (count x element size) is the
+  // rank count, exactly (sizes are rounded to whole elements per rank). Empty for the other
+  // collectives, for rows that disagree, and where no row tells (summary tables, unknown types).
+  std::optional<int> ranks_from_counts() const {
+    if (!log_.collective || (*log_.collective != CollectiveKind::all_gather &&
+                             *log_.collective != CollectiveKind::reduce_scatter && *log_.collective != CollectiveKind::alltoall))
+      return std::nullopt;
+    std::optional<int> found;
+    for (const auto& row : log_.rows) {
+      if (row.count == 0 || row.size == 0 || row.size_approximate || row.type.empty()) continue;
+      std::size_t bytes = 0;
+      try {
+        bytes = element_bytes(parse_data_type(row.type));
+      } catch (const Error&) {
+        continue;  // a type ccsim does not know (fp8): its size says nothing here
+      }
+      const std::uint64_t per_rank = row.count * bytes;
+      if (row.size % per_rank != 0 || row.size / per_rank > static_cast<std::uint64_t>(kMaxRanks)) return std::nullopt;
+      const int n = static_cast<int>(row.size / per_rank);
+      if (found && *found != n) return std::nullopt;
+      found = n;
+    }
+    return found;
   }
 
   // One host written two ways, short and fully qualified ("node01", "node01.cluster.local", as two

@@ -58,10 +58,11 @@ struct NcclLog {
   // busbw factor reproduces busbw from algbw, within print rounding, on every point with
   // algbw >= 1 GB/s ("busbw/algbw ratio"). Empty when none of these decides it.
   std::optional<int> ranks;
-  // Without device lines and where the ratio leaves several counts: the file name's <ranks>g word
+  // Without device lines and where the ratio leaves several counts: for all_gather, reduce_scatter
+  // and alltoall size / (count x element size) ("count column"), else the file name's <ranks>g word
   // ("file name"), else the header's nThread x nGpus when above 1 ("header's nThread x nGpus, one
   // process"), if the ratio allows it.
-  std::string ranks_source;  // "device lines" | "highest device rank" | "busbw/algbw ratio" | "file name" | "header's ..." | ""
+  std::string ranks_source;  // "device lines" | "highest device rank" | "busbw/algbw ratio" | "count column" | "file name" | "header's ..." | ""
   std::string gpu;           // from the device lines, e.g. "NVIDIA H100 80GB HBM3"; distinct models joined by ", "
   // Hosts of the device lines ("... on <host> device ..."), in the order first listed, and the
   // ranks each lists when every host lists the same number and the lines cover every rank:

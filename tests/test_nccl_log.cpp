@@ -297,6 +297,18 @@ TEST_CASE("nccl log: without device lines, a count the ratio allows from the fil
                                 "box-4g-allreduce-1.log");
   CHECK(refuted.ranks == 8);
   CHECK(refuted.ranks_source == "busbw/algbw ratio");
+  // all_gather, reduce_scatter and alltoall print a rank's count beside the total size: 1 MiB of
+  // floats as 16384 per rank is 16 ranks, whatever the file name or the bandwidths say.
+  const std::string gather_row = "  1048576  16384  float  none  -1  9000.0  0.12  0.11  0  9000.0  0.12  0.11  0\n";
+  const NcclLog gathered = parse(gather_row, "box-4g-allgather-1.log");
+  CHECK(gathered.ranks == 16);
+  CHECK(gathered.ranks_source == "count column");
+  // Rows that disagree (a pasted mix) decide nothing by their counts.
+  const NcclLog mixed = parse(gather_row + "  2097152  65536  float  none  -1  9000.0  0.23  0.22  0  9000.0  0.23  0.22  0\n",
+                              "box-allgather-1.log");
+  CHECK_FALSE(mixed.ranks);
+  // An all_reduce's count is the whole buffer's: it says nothing of the ranks.
+  CHECK(parse(slow_row, "box-allreduce-1.log").ranks_source != "count column");
 }
 
 TEST_CASE("nccl log: device lines that show only some ranks") {
