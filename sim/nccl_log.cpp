@@ -1062,6 +1062,9 @@ class LogParser {
     }
     // Docs often show only some device lines; the highest rank shown is then a lower bound.
     if (ratio_decides && ratio->lo > listed) return use(ratio->lo, "busbw/algbw ratio");
+    if (const auto counted = ranks_from_counts();
+        counted && *counted > listed && (!ratio || (ratio->lo != 0 && ratio->lo <= *counted && *counted <= ratio->hi)))
+      return use(*counted, "count column");
     if (fits) return use(listed, "highest device rank");
     note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);
   }

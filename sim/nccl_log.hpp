@@ -54,7 +54,7 @@ struct NcclLog {
   std::string collective_source;  // "command" | "test banner" | "file name" | ""
   // From the "#  Rank N ... device N [bus] GPU" lines when they list ranks 0..N-1 (ranks_source
   // "device lines"); when they list only some ranks, the highest one + 1 ("highest device rank")
-  // unless busbw/algbw proves a larger count; without device lines, the only rank count whose
+  // unless busbw/algbw or the count column (below) proves a larger count; without device lines, the only rank count whose
   // busbw factor reproduces busbw from algbw, within print rounding, on every point with
   // algbw >= 1 GB/s ("busbw/algbw ratio"). Empty when none of these decides it.
   std::optional<int> ranks;

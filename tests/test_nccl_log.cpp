@@ -307,6 +307,11 @@ TEST_CASE("nccl log: without device lines, a count the ratio allows from the fil
   const NcclLog mixed = parse(gather_row + "  2097152  65536  float  none  -1  9000.0  0.23  0.22  0  9000.0  0.23  0.22  0\n",
                               "box-allgather-1.log");
   CHECK_FALSE(mixed.ranks);
+  // Device lines that show only rank 3 are a lower bound the count column raises.
+  const NcclLog shown = parse("#  Rank  3 Group  0 Pid   2574 on host device  3 [0000:0f:00] NVIDIA A100-SXM4-40GB\n" + gather_row,
+                              "box-allgather-1.log");
+  CHECK(shown.ranks == 16);
+  CHECK(shown.ranks_source == "count column");
   // An all_reduce's count is the whole buffer's: it says nothing of the ranks.
   CHECK(parse(slow_row, "box-allreduce-1.log").ranks_source != "count column");
 }
