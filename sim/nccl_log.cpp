@@ -551,6 +551,7 @@ class LogParser {
     note_repeated_sizes();
     decide_collective();
     decide_ranks();
+    note_count_clash();
     if (const auto layout = layout_from_file_name(log_.origin)) {
       log_.file_nodes = layout->first;
       log_.file_ranks = layout->second;
@@ -1069,14 +1070,13 @@ class LogParser {
     note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);
   }
 
-  // nccl-tests prints all_gather's, reduce_scatter's and alltoall's count per rank (per rank and
-  // peer for alltoall) beside the total size, in both layouts: size / (count x element size) is the
-  // rank count, exactly (sizes are rounded to whole elements per rank). Empty for the other
-  // collectives, for rows that disagree, and where no row tells (summary tables, unknown types).
-  std::optional<int> ranks_from_counts() const {
-    if (!log_.collective || (*log_.collective != CollectiveKind::all_gather &&
-                             *log_.collective != CollectiveKind::reduce_scatter && *log_.collective != CollectiveKind::alltoall))
-      return std::nullopt;
+  // size / (count x element size), the same on every row that tells (not summary tables, not types
+  // ccsim does not know); empty where rows disagree or none tells. nccl-tests prints all_gather's,
+  // reduce_scatter's and alltoall's count per rank (per rank and peer for alltoall) beside the total
+  // size, in both layouts (gather and scatter too), so for them this is the rank count, exactly
+  // (sizes are rounded to whole elements per rank); the other collectives print the whole buffer's
+  // count: 1.
+  std::optional<int> size_per_count() const {
     std::optional<int> found;
     for (const auto& row : log_.rows) {
       if (row.count == 0 || row.size == 0 || row.size_approximate || row.type.empty()) continue;
@@ -1086,13 +1086,39 @@ class LogParser {
       } catch (const Error&) {
         continue;  // a type ccsim does not know (fp8): its size says nothing here
       }
-      const std::uint64_t per_rank = row.count * bytes;
-      if (row.size % per_rank != 0 || row.size / per_rank > static_cast<std::uint64_t>(kMaxRanks)) return std::nullopt;
-      const int n = static_cast<int>(row.size / per_rank);
+      const std::uint64_t per_count = row.count * bytes;
+      if (row.size % per_count != 0 || row.size / per_count > static_cast<std::uint64_t>(kMaxRanks)) return std::nullopt;
+      const int n = static_cast<int>(row.size / per_count);
       if (found && *found != n) return std::nullopt;
       found = n;
     }
     return found;
+  }
+
+  // The block collectives (all_gather, reduce_scatter, alltoall, gather, scatter), whose count
+  // column nccl-tests prints per block (ccsim's count_is_per_rank is the buffer-per-rank side).
+  static bool count_column_is_a_block(CollectiveKind kind) { return !count_is_per_rank(kind); }
+
+  std::optional<int> ranks_from_counts() const {
+    if (!log_.collective || !count_column_is_a_block(*log_.collective)) return std::nullopt;
+    return size_per_count();
+  }
+
+  // A count column of the other kind than the collective's (a whole buffer's count under an
+  // all_gather name, a rank's share under an all_reduce one) says the run was another collective
+  // than the one simulated: a file named after the wrong test, or a table pasted under another's.
+  void note_count_clash() {
+    const auto k = size_per_count();
+    if (!log_.collective || !k || (log_.ranks && *log_.ranks < 2)) return;  // one rank: both kinds alike
+    const bool per_rank = count_column_is_a_block(*log_.collective);
+    if (per_rank && *k == 1)
+      log_.notes.push_back("its count column is each row's whole buffer, as all_reduce, broadcast, reduce and sendrecv "
+                           "print it, where " + std::string(to_string(*log_.collective)) + " prints a rank's block (by its " +
+                           log_.collective_source + "): is it another collective's run?");
+    else if (!per_rank && *k > 1)
+      log_.notes.push_back("its count column is 1/" + std::to_string(*k) + " of each row's size, a rank's block as all_gather, "
+                           "reduce_scatter, alltoall, gather and scatter print it, where " + std::string(to_string(*log_.collective)) +
+                           " prints the whole buffer (by its " + log_.collective_source + "): is it another collective's run?");
   }
 
   // One host written two ways, short and fully qualified ("node01", "node01.cluster.local", as two

@@ -312,6 +312,17 @@ TEST_CASE("nccl log: without device lines, a count the ratio allows from the fil
                               "box-allgather-1.log");
   CHECK(shown.ranks == 16);
   CHECK(shown.ranks_source == "count column");
+  // A count column of the other kind than the collective named says so: an all_gather file whose
+  // rows print whole buffers, an all_reduce one whose rows print a rank's block.
+  const NcclLog named_wrong = parse(std::string("  1048576  262144  float  sum  -1  10.0  100.00  175.00  0  10.0  100.00  175.00  0\n"),
+                                    "box-allgather-1.log");
+  REQUIRE(named_wrong.notes.size() >= 1);
+  CHECK(named_wrong.notes.back().find("its count column is each row's whole buffer") != std::string::npos);
+  const NcclLog reduced_blocks = parse(std::string("  1048576  32768  float  sum  -1  10.0  100.00  175.00  0  10.0  100.00  175.00  0\n"),
+                                       "box-allreduce-1.log");
+  REQUIRE(reduced_blocks.notes.size() >= 1);
+  CHECK(reduced_blocks.notes.back().find("its count column is 1/8 of each row's size") != std::string::npos);
+  CHECK(parse(gather_row, "box-allgather-1.log").notes.empty());
   // An all_reduce's count is the whole buffer's: it says nothing of the ranks.
   CHECK(parse(slow_row, "box-allreduce-1.log").ranks_source != "count column");
 }
@@ -869,9 +880,11 @@ TEST_CASE("nccl log: busbw/algbw that fits another collective at the listed rank
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
       "   134217728       4194304     float    none      -1   500.00  268.44  234.88      0   500.00  268.44  234.88      0\n";
   const NcclLog log = parse(text, "h100-8g-allreduce-1.log");
-  REQUIRE(log.notes.size() == 1);
+  REQUIRE(log.notes.size() == 2);
   CHECK(log.notes[0] == "device lines list 8 ranks but busbw/algbw fits no rank count: at 8 ranks it fits all_gather, "
                         "reduce_scatter or alltoall (--collective names it)");
+  // Its count column (4194304 floats of 128 MiB) is a rank's block too.
+  CHECK(log.notes[1].starts_with("its count column is 1/8 of each row's size"));
   // A broadcast table (busbw = algbw) under an all_reduce name: the factor-1 collectives.
   std::string bcast = text.substr(0, text.find("   134217728"));
   bcast += "   134217728      33554432     float     sum       0   500.00  268.44  268.44      0   500.00  268.44  268.44      0\n";
