@@ -125,11 +125,11 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   }
   if (log.gpu.empty() && log.summary_table && ascii_lower(log.summary_system).find("mi3") != std::string::npos)
     throw Error(path + ": its table is of " + log.summary_system + ", AMD Instinct GPUs (RCCL): ccsim simulates NVIDIA GPUs and NCCL");
+  if (log.gpu.find(", ") != std::string::npos)
+    throw Error(path + ": its device lines name several GPU models (" + log.gpu + "), which no one preset has" + name_it);
   // Where the device lines do not tell the GPU (a log published without them, or a name ccsim does
   // not know, such as a pre-release driver's "NVIDIA Graphics Device"), the file name's words may:
   // vultr-hgx-b200-8g-allreduce-1.log names a B200 as a device line would.
-  if (log.gpu.find(", ") != std::string::npos)
-    throw Error(path + ": its device lines name several GPU models (" + log.gpu + "), which no one preset has" + name_it);
   auto gpu = logged_gpu(log);
   std::string gpu_source = "the device lines'";
   if (!gpu) {
