@@ -115,8 +115,14 @@ std::optional<CollectiveKind> collective_from_file_name(std::string_view origin)
   return std::nullopt;
 }
 
-// The dataset names a multi-node run's file with a <nodes>n<ranks>g word ("...-2n16g-all_reduce-1.log").
-std::optional<std::pair<int, int>> layout_from_file_name(std::string_view origin) {
+// The dataset names its runs' files with a <ranks>g word ("...-8g-all_reduce-1.log"), or for a
+// multi-node run <nodes>n<ranks>g ("...-2n16g-all_reduce-1.log"), which wins over a plain one.
+struct FileNameLayout {
+  std::optional<int> nodes;
+  int ranks = 0;
+};
+
+std::optional<FileNameLayout> file_name_layout(std::string_view origin) {
   std::string_view name = basename(origin);
   auto number = [](std::string_view& text) -> std::optional<int> {
     int value = 0;
@@ -125,34 +131,35 @@ std::optional<std::pair<int, int>> layout_from_file_name(std::string_view origin
     text.remove_prefix(static_cast<std::size_t>(end - text.data()));
     return value;
   };
+  std::optional<FileNameLayout> plain;
   while (!name.empty()) {
     const auto cut = name.find_first_of("-._");
     std::string_view word = name.substr(0, cut);
     name = cut == std::string_view::npos ? std::string_view() : name.substr(cut + 1);
-    const auto nodes = number(word);
-    if (!nodes || !word.starts_with('n')) continue;
+    const auto first = number(word);
+    if (!first) continue;
+    if (word == "g") {
+      if (!plain) plain = FileNameLayout{std::nullopt, *first};
+      continue;
+    }
+    if (!word.starts_with('n')) continue;
     word.remove_prefix(1);
     const auto ranks = number(word);
-    if (ranks && word == "g") return std::pair{*nodes, *ranks};
+    if (ranks && word == "g") return FileNameLayout{*first, *ranks};
   }
-  return std::nullopt;
+  return plain;
 }
 
-// The ranks of a file name's "<ranks>g" word (8g, or the 16 of 2n16g), as the shared dataset names
-// its runs (rtx5090-pcie-4g-allreduce-1.log); empty without one.
+std::optional<std::pair<int, int>> layout_from_file_name(std::string_view origin) {
+  const auto layout = file_name_layout(origin);
+  if (!layout || !layout->nodes) return std::nullopt;
+  return std::pair{*layout->nodes, layout->ranks};
+}
+
+// The ranks of the file name's <ranks>g word (rtx5090-pcie-4g-allreduce-1.log: 4; 2n16g: 16).
 std::optional<int> ranks_in_file_name(std::string_view origin) {
-  if (const auto layout = layout_from_file_name(origin)) return layout->second;
-  std::string_view name = basename(origin);
-  while (!name.empty()) {
-    const auto cut = name.find_first_of("-._");
-    const std::string_view word = name.substr(0, cut);
-    name = cut == std::string_view::npos ? std::string_view() : name.substr(cut + 1);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
-    if (ec == std::errc() && value > 0 && std::string_view(end, static_cast<std::size_t>(word.data() + word.size() - end)) == "g")
-      return value;
-  }
-  return std::nullopt;
+  const auto layout = file_name_layout(origin);
+  return layout ? std::optional<int>(layout->ranks) : std::nullopt;
 }
 
 // nccl-tests binaries are <collective>_perf, or <collective>_perf_mpi in some builds; a token may

@@ -140,11 +140,7 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   if (!gpu && log.gpu.empty())
     throw Error(path + ": the log has no device lines to tell its machine by, nor a GPU in its file name" + name_it);
   if (!gpu) throw Error(path + ": ccsim does not know the GPU \"" + log.gpu + "\" of its device lines" + name_it);
-  // Without device lines, the file name's <nodes>n<ranks>g (or <ranks>g) tells the GPUs per host.
-  const int file_per_host = log.file_ranks && *log.file_ranks % log.file_nodes.value_or(1) == 0
-                                ? *log.file_ranks / log.file_nodes.value_or(1)
-                                : 0;
-  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(file_per_host));
+  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
   if (gpu->preset.empty() && !gpu->card)
     throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
                 "), a baseboard part whose machine no preset describes" + name_it);
@@ -210,11 +206,6 @@ std::string network_generation(const topo::Topology& t) {
   return "";
 }
 
-// Only a preset's network takes another generation (--nic): a topology file's NICs have their own links.
-bool is_preset(const TopologyArgs& machine) {
-  return !topo::is_topology_file(machine.name) && !topo::shipped_topology(machine.name);
-}
-
 // Whether the file name has `word` as a word of its own (dell-bf3-h100-roce-2n16g-...: "roce"), as
 // the shared dataset names its runs' networks.
 bool file_name_says(const std::string& path, const std::string& word) {
@@ -228,10 +219,12 @@ bool file_name_says(const std::string& path, const std::string& word) {
 // gIB) and that nothing else names: that network (configs/links.json), with the NICs per node the
 // instance of its GPU generation has. EFA: p3dn.24xlarge one 100 Gb/s device (V100), p4d/p4de four
 // (A100), p5/p5e/p6 eight 400 Gb/s rails (H100/H200/B200); gIB: GCP A3 Ultra / A4, one 400 Gb/s NIC a
-// GPU (the `nic` sources in configs/links.json).
+// GPU (the `nic` sources in configs/links.json). Only a preset's network changes: a topology file's
+// NICs have their own links, and one node's join no network.
 void follow_file_name_network(PreparedLog& p, TopologyArgs& machine) {
-  const bool nodes = p.topology.gpu_count() > static_cast<std::size_t>(p.topology.gpus_per_node());
-  if (!nodes || !is_preset(machine) || !machine.preset.nic.empty() || !p.log.net_link_layers.empty()) return;
+  if (network_generation(p.topology).empty() || !names_preset(machine) || !machine.preset.nic.empty() ||
+      !p.log.net_link_layers.empty())
+    return;
   const std::string arch = p.topology.gpu_arch();
   std::string nic, said;
   std::optional<int> nics;
@@ -258,9 +251,9 @@ void follow_file_name_network(PreparedLog& p, TopologyArgs& machine) {
 // say, at its preset's rate (an NDR preset's RoCE is eth400); one they named is kept, with a
 // warning where the lines say otherwise.
 void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
-  // NCCL's INFO lines say which link layer its NICs ran; without them, the file name may.
-  const bool nodes = p.topology.gpu_count() > static_cast<std::size_t>(p.topology.gpus_per_node());
-  const bool from_file_name = p.log.net_link_layers.empty() && nodes && file_name_says(p.c.log, "roce");
+  // NCCL's INFO lines say which link layer its NICs ran; without them, the file name may (one node,
+  // whose NICs join no network, has no generation below and is left alone).
+  const bool from_file_name = p.log.net_link_layers.empty() && file_name_says(p.c.log, "roce");
   const std::set<std::string> layers = from_file_name ? std::set<std::string>{"RoCE"} : p.log.net_link_layers;
   const std::string source = from_file_name ? "the file name says RoCE" : "NCCL's INFO lines list RoCE NICs";
   if (layers.size() != 1) return;
@@ -271,8 +264,8 @@ void follow_network_report(PreparedLog& p, TopologyArgs& machine) {
   static const std::map<std::string, std::string> ethernet_of = {
       {"edr", "eth100"}, {"hdr", "eth200"}, {"ndr", "eth400"}, {"xdr", "eth800"}};
   const auto it = ethernet_of.find(generation);
-  if (from_file_name && (!machine.preset.nic.empty() || !is_preset(machine))) return;  // named, or a file's own
-  if (!is_preset(machine)) {
+  if (from_file_name && (!machine.preset.nic.empty() || !names_preset(machine))) return;  // named, or a file's own
+  if (!names_preset(machine)) {
     std::cerr << "ccsim: warning: " << p.c.log << ": NCCL's INFO lines list " << *layers.begin() << " NICs; "
               << machine.name << " describes its own network (" << generation << "), which is kept\n";
     return;

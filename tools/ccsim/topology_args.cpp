@@ -139,8 +139,12 @@ void refuse_machine_for_map(const CLI::App& cmd) {
                   "as a LOG file)");
 }
 
+bool names_preset(const TopologyArgs& args) {
+  return !topo::is_topology_file(args.name) && !topo::shipped_topology(args.name);
+}
+
 void refuse_idle_fabric_options(const CLI::App& cmd, const TopologyArgs& a) {
-  const bool preset = !topo::is_topology_file(a.name) && !topo::shipped_topology(a.name);
+  const bool preset = names_preset(a);
   // A topology file's NICs carry their own rates; a preset's one node keeps its NICs (and --nic's).
   if (!preset && cmd.count("--nic") > 0)
     throw Error("--nic sets the network generation of a preset's NICs, and " + a.name +

@@ -40,6 +40,10 @@ topo::Topology build_topology(const TopologyArgs& args);
 // Returns the options it laid over, as given ("--net-gdr-level LOC --nic ndr"), empty if none.
 std::string overlay_given(const CLI::App& cmd, const TopologyArgs& given, TopologyArgs& entry);
 void refuse_machine_for_map(const CLI::App& cmd);
+// Whether --topo names a preset (not a topology file or a shipped topology, which describe their
+// own nodes and links).
+bool names_preset(const TopologyArgs& args);
+
 // The options that shape the network a preset builds between its nodes (--fabric, --spines,
 // --leaf-ports, --oversubscription, --switch-latency-us, --sharp) are an error where there is no
 // such network: one node, or a topology file (it describes its own). --nic is an error on a topology
