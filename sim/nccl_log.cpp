@@ -349,12 +349,19 @@ struct Layout {
   // "algorithm proto ch".
   int trailing = 0;
   bool cputime = false;
+  // nccl-tests' first layout ("bytes N type op time algbw busbw res", its releases of the NCCL
+  // 2.0-2.4 era) printed times in milliseconds, with no units line; "size count type" came with
+  // microseconds and the "(us)" line.
+  bool milliseconds = false;
 };
 
 std::optional<Layout> column_header(const Tokens& t) {
-  if (t.size() < 4 || t[0] != "size" || t[1] != "count" || t[2] != "type") return std::nullopt;
+  if (t.size() < 4 || t[2] != "type") return std::nullopt;
+  const bool first_layout = t[0] == "bytes" && t[1] == "N";
+  if (!first_layout && (t[0] != "size" || t[1] != "count")) return std::nullopt;
   Layout layout;
   layout.known = true;
+  layout.milliseconds = first_layout;
   layout.root = std::find(t.begin(), t.end(), "root") != t.end();
   // nccl-tests -C 1 heads its time columns "cputime": the host's time per call, not the GPUs'.
   layout.cputime = std::find(t.begin(), t.end(), "cputime") != t.end();
@@ -363,8 +370,10 @@ std::optional<Layout> column_header(const Tokens& t) {
   for (std::size_t k = 0; k < t.size(); ++k) {
     const bool wrong = t[k] == "#wrong" || t[k] == "wrong";
     if (wrong) layout.check = CheckColumn::wrong;
-    if (t[k] == "error") layout.check = CheckColumn::error;
-    if (wrong || t[k] == "error") layout.trailing = static_cast<int>(t.size() - k - 1);
+    // The first layout's "res" is the same maximum difference as the later "error".
+    const bool error = t[k] == "error" || (first_layout && t[k] == "res");
+    if (error) layout.check = CheckColumn::error;
+    if (wrong || error) layout.trailing = static_cast<int>(t.size() - k - 1);
   }
   return layout;
 }
@@ -542,7 +551,7 @@ class LogParser {
     if (!log_.graph_launches) log_.graph_launches = command_option(log_.command, "-G", "--cudagraph", 1u << 30, true);
     if (!log_.agg_iters) log_.agg_iters = command_option(log_.command, "-m", "--agg_iters", 1u << 30, true);
     log_.registration = command_option(log_.command, "-R", "--local_register", 2, true);
-    log_.nccl_version = banner_version_.empty() ? library_version_ : banner_version_;
+    log_.nccl_version = !banner_version_.empty() ? banner_version_ : !library_version_.empty() ? library_version_ : headers_version_;
     log_.nccl_env = exported_env_;
     for (const auto& [name, value] : exported_env_) log_.nccl_env_exported.insert(name);
     for (const auto& [name, value] : nccl_settings(log_.command)) {
@@ -554,6 +563,7 @@ class LogParser {
       log_.nccl_env_reported.insert(name);
       log_.nccl_env_exported.erase(name);
     }
+    decide_time_unit();
     note_failed_checks();
     note_repeated_sizes();
     decide_collective();
@@ -695,6 +705,13 @@ class LogParser {
         const std::string_view v = tokens[i + 2].substr(0, tokens[i + 2].find('+'));
         if (release_version(v)) banner_version_ = std::string(v);
       }
+    // nccl-tests' first releases said only the headers they were built against: "NCCL Tests compiled
+    // with NCCL 2.3". The library that ran is of that release unless swapped under them.
+    if (tokens.size() == 6 && tokens[0] == "NCCL" && tokens[1] == "Tests" && tokens[2] == "compiled" && tokens[5].find('.') != std::string_view::npos &&
+        all_digits(tokens[5].substr(0, tokens[5].find('.'))) && all_digits(tokens[5].substr(tokens[5].find('.') + 1))) {
+      headers_version_ = std::string(tokens[5]);
+      return true;
+    }
     for (const auto& t : tokens)
       if (t.starts_with("nccl-library="))
         if (const auto code = parse_unsigned(t.substr(13)); code && *code > 0) library_version_ = version_of_code(*code);
@@ -908,6 +925,7 @@ class LogParser {
     ++data_lines_;
     try {
       log_.rows.push_back(data_row(number, t));
+      if (layout_.milliseconds) ++millisecond_rows_;
     } catch (const RowError& e) {
       problem(number, raw, e.why);
     }
@@ -969,6 +987,34 @@ class LogParser {
     if (p.algbw_gbps >= 1.0)
       samples_.push_back({p.algbw_gbps, half_ulp(t[i + 1]), p.busbw_gbps, half_ulp(t[i + 2])});
     return p;
+  }
+
+  // A time column in milliseconds (nccl-tests' first layout) is read as such: every row's printed
+  // algbw is its size over its time, which tells the unit apart (a factor of 1000) wherever algbw is
+  // printed with enough digits; the header decides where none is.
+  void decide_time_unit() {
+    int micro = 0, milli = 0;
+    for (const auto& row : log_.rows)
+      for (const auto& p : {row.out_of_place, row.in_place}) {
+        if (!p || !p->has_time || p->time_us <= 0 || p->algbw_gbps < 0.1 || row.size == 0) continue;
+        const double ratio = p->algbw_gbps * p->time_us * 1e3 / static_cast<double>(row.size);
+        if (ratio > 0.5 && ratio < 2) ++micro;
+        if (ratio > 0.5e-3 && ratio < 2e-3) ++milli;
+      }
+    const bool header_says = millisecond_rows_ > 0 && millisecond_rows_ * 2 >= static_cast<int>(log_.rows.size());
+    const bool ms = micro + milli > 0 ? milli > micro : header_says;
+    if (!ms) {
+      if (header_says)
+        log_.notes.push_back("its column header is nccl-tests' first layout, which printed milliseconds, but its "
+                             "algbw (size / time) says microseconds: read as microseconds");
+      return;
+    }
+    for (auto& row : log_.rows)
+      for (auto* p : {&row.out_of_place, &row.in_place})
+        if (*p) (*p)->time_us *= 1e3;
+    log_.notes.push_back(std::string("its times are in milliseconds (") +
+                         (micro + milli > 0 ? "algbw = size / time says so" : "as nccl-tests' first layout, \"bytes N type op\", printed them") +
+                         "): read as such");
   }
 
   // nccl-tests' own data check failing (a row's #wrong, the old layout's error, the footer's
@@ -1188,6 +1234,8 @@ class LogParser {
   NcclLog log_;
   Layout layout_;
   bool in_place_only_ = false;
+  int millisecond_rows_ = 0;  // rows read under a header whose times are in milliseconds
+  std::string headers_version_;  // "NCCL Tests compiled with NCCL 2.3"
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
   bool said_cputime_ = false;
   std::optional<int> threads_;  // the header's nThread

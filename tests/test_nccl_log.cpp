@@ -672,6 +672,43 @@ TEST_CASE("nccl log: nccl-tests' old table, with a maximum error column, is told
   CHECK(old.rows.size() == 1);
 }
 
+TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw confirms, and the headers' release") {
+  // The shape of nccl-tests before its "size count" header (NCCL 2.0-2.4 era): "bytes N type op",
+  // a "res" check column, no units line, device lines without Pid, times in milliseconds.
+  const std::string first =
+      "# nThread 1 nGpus 2 minBytes 4 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "# NCCL Tests compiled with NCCL 2.4\n"
+      "# Using devices\n"
+      "#   Rank  0 on       host device  0 [0x05] GeForce RTX 2080 Ti\n"
+      "#   Rank  1 on       host device  1 [0x06] GeForce RTX 2080 Ti\n"
+      "\n"
+      "#                                                 out-of-place                    in-place\n"
+      "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n";
+  const std::string rows =
+      "           4             1   float     sum    0.010   0.00   0.00    0e+00    0.009   0.00   0.00    0e+00\n"
+      "     1048576        262144   float     sum    0.105   9.99   9.99    0e+00    0.104  10.08  10.08    0e+00\n";
+  const NcclLog log = parse(first + rows, "x-2g-allreduce-1.log");
+  REQUIRE(log.rows.size() == 2);
+  CHECK(log.problems.empty());
+  CHECK(log.error_column);
+  CHECK(log.ranks == 2);
+  CHECK(log.nccl_version == "2.4");
+  CHECK(log.rows[0].out_of_place->time_us == doctest::Approx(10.0));
+  CHECK(log.rows[1].out_of_place->time_us == doctest::Approx(105.0));
+  CHECK(log.rows[1].in_place->time_us == doctest::Approx(104.0));
+  CHECK(std::any_of(log.notes.begin(), log.notes.end(), [](const std::string& n) { return n.find("milliseconds (algbw") != std::string::npos; }));
+  // Without a row whose algbw tells, the header decides.
+  const NcclLog small = parse(first + rows.substr(0, rows.find('\n') + 1), "x-2g-allreduce-1.log");
+  CHECK(small.rows[0].out_of_place->time_us == doctest::Approx(10.0));
+  // Where algbw says microseconds, the header does not turn them into milliseconds.
+  const NcclLog micro = parse(first + "     1048576        262144   float     sum    105.0   9.99   9.99    0e+00    104.0  10.08  10.08    0e+00\n",
+                              "x-2g-allreduce-1.log");
+  CHECK(micro.rows[0].out_of_place->time_us == doctest::Approx(105.0));
+  // The current layout in microseconds stays as printed, with nothing said.
+  const NcclLog current = parse(kNewLayout);
+  CHECK(std::none_of(current.notes.begin(), current.notes.end(), [](const std::string& n) { return n.find("milliseconds") != std::string::npos; }));
+}
+
 TEST_CASE("nccl log: NCCL's INFO lines say which network it drove: the NICs' link layer and the transport") {
   const auto network = [](const std::string& lines) { return parse(lines + kNewLayout); };
   const NcclLog roce = network(
