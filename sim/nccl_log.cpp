@@ -613,7 +613,27 @@ class LogParser {
     body = trim(body);
     if (body.empty()) return;
     const Tokens tokens = split(body);
+    if (take_commented_row(number, tokens)) return;
     if (!take_nccl_line(number, raw, body, tokens)) take_command(number, body, true);
+  }
+
+  // A data row behind '#', under a column header: a copy that commented the table out (pasted into
+  // a shell script). Read where it has a row's shape; otherwise it stays a comment.
+  bool take_commented_row(int number, const Tokens& tokens) {
+    if (!layout_.known || tokens.size() < 7 || !all_digits(tokens.front())) return false;
+    try {
+      log_.rows.push_back(data_row(number, tokens));
+    } catch (const RowError&) {
+      return false;
+    }
+    ++data_lines_;
+    if (layout_.milliseconds) ++millisecond_rows_;
+    if (!said_commented_rows_) {
+      said_commented_rows_ = true;
+      log_.notes.push_back("its data rows are commented out ('#' before each, from line " + std::to_string(number) +
+                           "): read as rows");
+    }
+    return true;
   }
 
   bool take_nccl_line(int number, std::string_view raw, std::string_view body, const Tokens& tokens) {
@@ -1234,6 +1254,7 @@ class LogParser {
   NcclLog log_;
   Layout layout_;
   bool in_place_only_ = false;
+  bool said_commented_rows_ = false;
   int millisecond_rows_ = 0;  // rows read under a header whose times are in milliseconds
   std::string headers_version_;  // "NCCL Tests compiled with NCCL 2.3"
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=

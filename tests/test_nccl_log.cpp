@@ -704,6 +704,19 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   const NcclLog micro = parse(first + "     1048576        262144   float     sum    105.0   9.99   9.99    0e+00    104.0  10.08  10.08    0e+00\n",
                               "x-2g-allreduce-1.log");
   CHECK(micro.rows[0].out_of_place->time_us == doctest::Approx(105.0));
+  // A copy that commented the rows out ('#' before each, a table pasted into a shell script):
+  // under a column header, a commented line of a row's shape is a row; other comments stay comments.
+  std::string commented = first;
+  for (const auto line : split_list(rows, '\n')) commented += "#" + std::string(line) + "\n";
+  commented += "# 8 GPUs on 2 hosts, not a row\n";
+  const NcclLog hashed = parse(commented, "x-2g-allreduce-1.log");
+  REQUIRE(hashed.rows.size() == 2);
+  CHECK(hashed.rows[1].line == 10);
+  CHECK(hashed.rows[1].out_of_place->time_us == doctest::Approx(105.0));
+  CHECK(hashed.problems.empty());
+  CHECK(std::any_of(hashed.notes.begin(), hashed.notes.end(), [](const std::string& n) { return n.find("commented out") != std::string::npos; }));
+  // Before any header, a commented line of digits is only a comment.
+  CHECK(parse("#     1048576        262144   float     sum    0.105   9.99   9.99    0e+00    0.104  10.08  10.08    0e+00\n").rows.empty());
   // The current layout in microseconds stays as printed, with nothing said.
   const NcclLog current = parse(kNewLayout);
   CHECK(std::none_of(current.notes.begin(), current.notes.end(), [](const std::string& n) { return n.find("milliseconds") != std::string::npos; }));
