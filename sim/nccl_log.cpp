@@ -370,8 +370,8 @@ std::optional<Layout> column_header(const Tokens& t) {
   for (std::size_t k = 0; k < t.size(); ++k) {
     const bool wrong = t[k] == "#wrong" || t[k] == "wrong";
     if (wrong) layout.check = CheckColumn::wrong;
-    // The first layout's "res" is the same maximum difference as the later "error".
-    const bool error = t[k] == "error" || (first_layout && t[k] == "res");
+    // The first layout's "res" (earlier still "delta") is the same maximum difference as the later "error".
+    const bool error = t[k] == "error" || (first_layout && (t[k] == "res" || t[k] == "delta"));
     if (error) layout.check = CheckColumn::error;
     if (wrong || error) layout.trailing = static_cast<int>(t.size() - k - 1);
   }
