@@ -213,12 +213,14 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
 int p2p_operation_channels(const System& s, Bytes bytes) {
   if (bytes == 0) return 1;
   // enqueue.cc: an operation starts on the fewest channels that leave one per peer across the
-  // p2p channels, and doubles up to the most that put no more than four operations on a channel
-  // (more would cost the sync warp, NCCL's comment says): with 8 ranks on 32 channels, 4 to 16.
+  // p2p channels and doubles up to the per-peer limit. Up to 2.18 (group.cc, then enqueue.cc) it
+  // also stopped at the most that put no more than four operations on a channel ("we loose the
+  // sync warp"): with 8 ranks on 32 channels, 16; 2.19's rewrite of the p2p planner dropped that.
+  const int release = s.release == 0 ? kLatestRelease : s.release;
   int most = std::max(1, s.p2p_channels_per_peer);
   int fewest = most;
   while (fewest * s.ranks > s.p2p_channels && fewest > 1) fewest /= 2;
-  while (most * s.ranks > s.p2p_channels * 4 && most > 1) most /= 2;
+  while (release <= 18 && most * s.ranks > s.p2p_channels * 4 && most > 1) most /= 2;
   const Bytes step = s.p2p_chunk_bytes;
   const Bytes min_part = s.nodes > 1 ? step / 2 : step / 8;
   const Bytes max_part = s.nodes > 1 ? step : step * 32;

@@ -367,8 +367,14 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::p2p_operation_channels(a100, 64 << 20) == 4);   // 16 MiB parts: 32 steps
   CHECK(nccl::p2p_operation_channels(a100, 128 << 20) == 8);  // doubled while a part exceeds that
   CHECK(nccl::p2p_operation_channels(a100, 256 << 20) == 16);
-  // At most 16: 32 channels on each of the 8 ranks' operations would put 8 on a channel, past 4.
-  CHECK(nccl::p2p_operation_channels(a100, std::uint64_t{4} << 30) == 16);
+  CHECK(nccl::p2p_operation_channels(a100, std::uint64_t{4} << 30) == 32);  // at most the per-peer limit
+  // NCCL 2.18 and before stopped at 16: 32 channels on each of the 8 ranks' operations would put 8
+  // on a channel, past 4.
+  const nccl::System a100_218 = nccl::describe(topo::make_preset("dgx-a100"), 8, 18);
+  CHECK(nccl::p2p_operation_channels(a100_218, 256 << 20) == 16);
+  CHECK(nccl::p2p_operation_channels(a100_218, std::uint64_t{4} << 30) == 16);
+  const nccl::System a100_219 = nccl::describe(topo::make_preset("dgx-a100"), 8, 19);
+  CHECK(nccl::p2p_operation_channels(a100_219, std::uint64_t{4} << 30) == 32);
   // Two B200 nodes under NCCL 2.20-2.28: a network peer allows 2 channels, which then bound every
   // peer, NVLink ones too; 16 ranks on 16 p2p channels start from one each, parts of at most a
   // 128 KiB step.
