@@ -294,6 +294,9 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
+  if (r.nccl_release > 0 && r.nccl_release < 18)
+    o << "#   NCCL 2." << r.nccl_release << " ran: ccsim follows NCCL's cost model from 2.18 on, so 2." << release
+      << "'s choices stand in for its own\n";
   if (!r.release_models.empty())
     o << "#   model " << r.model << ": the log states no NCCL release, so its family's model for current releases runs; "
       << "a run of an older one takes its own with --model: " << r.release_models << "\n";
