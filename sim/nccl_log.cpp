@@ -1283,17 +1283,52 @@ std::string file_layout_word(const NcclLog& log) {
   return std::to_string(*log.file_nodes) + "n" + std::to_string(*log.file_ranks) + "g";
 }
 
+namespace {
+
+// A log copied out of a web page may keep the page's markup: "[1,0]&lt;stdout&gt;:", "&nbsp;", and
+// no-break spaces (U+00A0) between the columns. nccl-tests prints neither '&' nor non-ASCII bytes,
+// so these are read back as the text they stand for. True where the line changed.
+bool unescape_web_text(std::string& line) {
+  if (line.find('&') == std::string::npos && line.find("\xC2\xA0") == std::string::npos) return false;
+  static constexpr std::pair<std::string_view, std::string_view> kEntities[] = {
+      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&#x27;", "'"},
+      {"&nbsp;", " "}, {"&#160;", " "}, {"\xC2\xA0", " "}, {"&amp;", "&"}};
+  std::string out;
+  bool changed = false;
+  for (std::size_t i = 0; i < line.size();) {
+    const auto hit = std::find_if(std::begin(kEntities), std::end(kEntities),
+                                  [&](const auto& e) { return std::string_view(line).substr(i).starts_with(e.first); });
+    if (hit == std::end(kEntities)) {
+      out += line[i++];
+      continue;
+    }
+    out += hit->second;
+    i += hit->first.size();
+    changed = true;
+  }
+  if (changed) line = std::move(out);
+  return changed;
+}
+
+}  // namespace
+
 NcclLog parse_nccl_log(std::istream& in, const std::string& origin, int first_line, int end_line) {
   LogParser parser(origin);
   std::string line;
+  int web_lines = 0;
   for (int number = 1; std::getline(in, line); ++number) {
     if (number < first_line || (end_line > 0 && number >= end_line)) continue;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    web_lines += unescape_web_text(line) ? 1 : 0;
     std::string_view text = line;
     if (number == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // UTF-8 byte order mark
     parser.take(number, text);
   }
-  return parser.finish();
+  NcclLog log = parser.finish();
+  if (web_lines > 0)
+    log.notes.push_back(std::to_string(web_lines) + " of its lines carry a web page's escapes (&lt;, &gt;, &amp;, &nbsp; " +
+                        "or no-break spaces): read as the text they stand for");
+  return log;
 }
 
 NcclLog read_nccl_log(const std::string& path, std::optional<int> run) {

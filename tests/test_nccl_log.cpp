@@ -722,6 +722,25 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   CHECK(std::none_of(current.notes.begin(), current.notes.end(), [](const std::string& n) { return n.find("milliseconds") != std::string::npos; }));
 }
 
+TEST_CASE("nccl log: a copy out of a web page keeps its escapes and no-break spaces, read as the text") {
+  std::string html;
+  for (const auto line : split_list(kNewLayout, '\n')) html += "[1,0]&lt;stdout&gt;:" + std::string(line) + "\n";
+  const NcclLog plain = parse(kNewLayout);
+  const NcclLog web = parse(html);
+  REQUIRE(web.rows.size() == plain.rows.size());
+  CHECK(web.problems.empty());
+  CHECK(web.ranks == plain.ranks);
+  CHECK(std::any_of(web.notes.begin(), web.notes.end(), [](const std::string& n) { return n.find("web page's escapes") != std::string::npos; }));
+  // No-break spaces (UTF-8 C2 A0) between the columns, and an escaped ampersand that is not markup.
+  std::string spaced;
+  for (const char c : std::string(kNewLayout)) spaced += c == ' ' ? std::string("\xC2\xA0") : std::string(1, c);
+  const NcclLog nbsp = parse(spaced);
+  REQUIRE(nbsp.rows.size() == plain.rows.size());
+  CHECK(nbsp.rows.back().out_of_place->time_us == plain.rows.back().out_of_place->time_us);
+  CHECK(parse("NCCL_ALGO=Ring all_reduce_perf -b 8 -e 8 &amp;&amp; echo done\n").command.find("&& echo") != std::string::npos);
+  CHECK(std::none_of(plain.notes.begin(), plain.notes.end(), [](const std::string& n) { return n.find("escapes") != std::string::npos; }));
+}
+
 TEST_CASE("nccl log: NCCL's INFO lines say which network it drove: the NICs' link layer and the transport") {
   const auto network = [](const std::string& lines) { return parse(lines + kNewLayout); };
   const NcclLog roce = network(
