@@ -1285,14 +1285,17 @@ std::string file_layout_word(const NcclLog& log) {
 
 namespace {
 
-// A log copied out of a web page may keep the page's markup: "[1,0]&lt;stdout&gt;:", "&nbsp;", and
-// no-break spaces (U+00A0) between the columns. nccl-tests prints neither '&' nor non-ASCII bytes,
-// so these are read back as the text they stand for. True where the line changed.
+// A log copied out of a web page may keep the page's markup and typography: "[1,0]&lt;stdout&gt;:",
+// "&nbsp;", no-break or thin spaces between the columns, a root of "−1" with a minus sign (U+2212),
+// zero-width spaces. nccl-tests prints neither '&' nor non-ASCII bytes, so these are read back as
+// the text they stand for. True where the line changed.
 bool unescape_web_text(std::string& line) {
-  if (line.find('&') == std::string::npos && line.find("\xC2\xA0") == std::string::npos) return false;
+  if (line.find('&') == std::string::npos && std::all_of(line.begin(), line.end(), [](char c) { return (c & 0x80) == 0; }))
+    return false;
   static constexpr std::pair<std::string_view, std::string_view> kEntities[] = {
       {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&#x27;", "'"},
-      {"&nbsp;", " "}, {"&#160;", " "}, {"\xC2\xA0", " "}, {"&amp;", "&"}};
+      {"&nbsp;", " "}, {"&#160;", " "}, {"\xC2\xA0", " "}, {"\xE2\x80\x89", " "}, {"\xE2\x80\xAF", " "},
+      {"\xE2\x88\x92", "-"}, {"\xE2\x80\x93", "-"}, {"\xE2\x80\x8B", ""}, {"&amp;", "&"}};
   std::string out;
   bool changed = false;
   for (std::size_t i = 0; i < line.size();) {
@@ -1326,8 +1329,8 @@ NcclLog parse_nccl_log(std::istream& in, const std::string& origin, int first_li
   }
   NcclLog log = parser.finish();
   if (web_lines > 0)
-    log.notes.push_back(std::to_string(web_lines) + " of its lines carry a web page's escapes (&lt;, &gt;, &amp;, &nbsp; " +
-                        "or no-break spaces): read as the text they stand for");
+    log.notes.push_back(std::to_string(web_lines) + " of its lines carry a web page's escapes or typography (&lt;, &gt;, &amp;, " +
+                        "&nbsp;, no-break spaces, a minus sign for '-'): read as the text they stand for");
   return log;
 }
 

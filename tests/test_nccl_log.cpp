@@ -738,6 +738,13 @@ TEST_CASE("nccl log: a copy out of a web page keeps its escapes and no-break spa
   REQUIRE(nbsp.rows.size() == plain.rows.size());
   CHECK(nbsp.rows.back().out_of_place->time_us == plain.rows.back().out_of_place->time_us);
   CHECK(parse("NCCL_ALGO=Ring all_reduce_perf -b 8 -e 8 &amp;&amp; echo done\n").command.find("&& echo") != std::string::npos);
+  // A root of "−1" set with a minus sign (U+2212) by a page's typography.
+  std::string minus = kNewLayout;
+  for (std::size_t at = minus.find(" -1 "); at != std::string::npos; at = minus.find(" -1 ", at + 4)) minus.replace(at + 1, 1, "\xE2\x88\x92");
+  const NcclLog typeset = parse(minus);
+  REQUIRE(typeset.rows.size() == plain.rows.size());
+  CHECK(typeset.problems.empty());
+  CHECK(typeset.rows.front().root == -1);
   CHECK(std::none_of(plain.notes.begin(), plain.notes.end(), [](const std::string& n) { return n.find("escapes") != std::string::npos; }));
 }
 
