@@ -407,12 +407,13 @@ std::optional<DeviceLine> device_line(std::string_view body, const Tokens& t) {
   return DeviceLine{static_cast<int>(*rank), host, std::string(trim(body.substr(model_at)))};
 }
 
-// "2.26.6": digits, dot, digits, dot, digits.
-bool release_version(std::string_view v) {
+// "2.26.6": digits, dot, digits, dot, digits; "2.3" too where the patch may be left out.
+bool release_version(std::string_view v, bool patch_optional = false) {
   const auto a = v.find('.');
-  const auto b = a == std::string_view::npos ? a : v.find('.', a + 1);
-  return b != std::string_view::npos && all_digits(v.substr(0, a)) && all_digits(v.substr(a + 1, b - a - 1)) &&
-         all_digits(v.substr(b + 1));
+  if (a == std::string_view::npos) return false;
+  const auto b = v.find('.', a + 1);
+  if (b == std::string_view::npos) return patch_optional && all_digits(v.substr(0, a)) && all_digits(v.substr(a + 1));
+  return all_digits(v.substr(0, a)) && all_digits(v.substr(a + 1, b - a - 1)) && all_digits(v.substr(b + 1));
 }
 
 // NCCL_VERSION_CODE as a release: X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before.
@@ -622,12 +623,11 @@ class LogParser {
   bool take_commented_row(int number, const Tokens& tokens) {
     if (!layout_.known || tokens.size() < 7 || !all_digits(tokens.front())) return false;
     try {
-      log_.rows.push_back(data_row(number, tokens));
+      add_row(data_row(number, tokens));
     } catch (const RowError&) {
       return false;
     }
     ++data_lines_;
-    if (layout_.milliseconds) ++millisecond_rows_;
     if (!said_commented_rows_) {
       said_commented_rows_ = true;
       log_.notes.push_back("its data rows are commented out ('#' before each, from line " + std::to_string(number) +
@@ -727,8 +727,8 @@ class LogParser {
       }
     // nccl-tests' first releases said only the headers they were built against: "NCCL Tests compiled
     // with NCCL 2.3". The library that ran is of that release unless swapped under them.
-    if (tokens.size() == 6 && tokens[0] == "NCCL" && tokens[1] == "Tests" && tokens[2] == "compiled" && tokens[5].find('.') != std::string_view::npos &&
-        all_digits(tokens[5].substr(0, tokens[5].find('.'))) && all_digits(tokens[5].substr(tokens[5].find('.') + 1))) {
+    if (tokens.size() == 6 && tokens[0] == "NCCL" && tokens[1] == "Tests" && tokens[2] == "compiled" &&
+        release_version(tokens[5], true)) {
       headers_version_ = std::string(tokens[5]);
       return true;
     }
@@ -928,6 +928,7 @@ class LogParser {
     point.has_time = false;
     row.in_place = point;
     log_.rows.push_back(row);
+    row_units_.push_back(TimeUnits::not_gpu);  // no time to read in either unit
     log_.summary_table = true;
   }
 
@@ -944,14 +945,25 @@ class LogParser {
   void take_data_row(int number, std::string_view raw, const Tokens& t) {
     ++data_lines_;
     try {
-      log_.rows.push_back(data_row(number, t));
-      if (layout_.milliseconds) ++millisecond_rows_;
+      add_row(data_row(number, t));
     } catch (const RowError& e) {
       problem(number, raw, e.why);
     }
   }
 
+  // A row read whole: its bandwidth samples join the rank-count evidence, and the header it was read
+  // under says in which unit its times may be.
+  void add_row(MeasuredRow row) {
+    log_.rows.push_back(std::move(row));
+    row_units_.push_back(!layout_.known ? TimeUnits::unstated
+                         : layout_.cputime ? TimeUnits::not_gpu
+                         : layout_.milliseconds ? TimeUnits::milliseconds
+                                                : TimeUnits::microseconds);
+    samples_.insert(samples_.end(), pending_samples_.begin(), pending_samples_.end());
+  }
+
   MeasuredRow data_row(int number, const Tokens& t) {
+    pending_samples_.clear();
     MeasuredRow row;
     row.line = number;
     const auto size = parse_unsigned(t[0]);
@@ -1003,37 +1015,52 @@ class LogParser {
     p.algbw_gbps = metric(t[i + 1], "algbw");
     p.busbw_gbps = metric(t[i + 2], "busbw");
     read_check(t[i + 3], layout_.check, p);
-    // Below 1 GB/s two printed decimals say too little about the ratio.
-    if (p.algbw_gbps >= 1.0)
-      samples_.push_back({p.algbw_gbps, half_ulp(t[i + 1]), p.busbw_gbps, half_ulp(t[i + 2])});
+    // Below 1 GB/s two printed decimals say too little about the ratio. The first layout's all_gather
+    // and reduce_scatter printed busbw as algbw (both (n-1)/n of the data per second): its ratios say
+    // nothing of the rank count.
+    if (p.algbw_gbps >= 1.0 && !layout_.milliseconds)
+      pending_samples_.push_back({p.algbw_gbps, half_ulp(t[i + 1]), p.busbw_gbps, half_ulp(t[i + 2])});
     return p;
   }
 
-  // A time column in milliseconds (nccl-tests' first layout) is read as such: every row's printed
-  // algbw is its size over its time, which tells the unit apart (a factor of 1000) wherever algbw is
-  // printed with enough digits; the header decides where none is.
+  // A time column in milliseconds (nccl-tests' first layout) is read as such. Only rows whose
+  // header leaves the unit open count: the first layout's (milliseconds unless its rows say
+  // otherwise) and rows under no header; a "(us)" header is taken at its word, and a "cputime" one
+  // times the host, not what algbw was computed from. Of those rows, algbw is the size over the time
+  // (at least (n-1)/n of it for the first layout's all_gather and reduce_scatter), which tells the
+  // unit apart (a factor of 1000) wherever algbw is printed with enough digits; the header decides
+  // a tie or where no algbw tells.
   void decide_time_unit() {
-    int micro = 0, milli = 0;
-    for (const auto& row : log_.rows)
+    int micro = 0, milli = 0, first_layout = 0, open = 0;
+    for (std::size_t k = 0; k < log_.rows.size(); ++k) {
+      const TimeUnits units = row_units_[k];
+      if (units != TimeUnits::milliseconds && units != TimeUnits::unstated) continue;
+      ++open;
+      first_layout += units == TimeUnits::milliseconds;
+      const MeasuredRow& row = log_.rows[k];
       for (const auto& p : {row.out_of_place, row.in_place}) {
         if (!p || !p->has_time || p->time_us <= 0 || p->algbw_gbps < 0.1 || row.size == 0) continue;
         const double ratio = p->algbw_gbps * p->time_us * 1e3 / static_cast<double>(row.size);
         if (ratio > 0.5 && ratio < 2) ++micro;
         if (ratio > 0.5e-3 && ratio < 2e-3) ++milli;
       }
-    const bool header_says = millisecond_rows_ > 0 && millisecond_rows_ * 2 >= static_cast<int>(log_.rows.size());
-    const bool ms = micro + milli > 0 ? milli > micro : header_says;
+    }
+    const bool header_says = first_layout > 0 && first_layout * 2 >= open;
+    const bool ms = milli > micro || (milli == micro && header_says);
     if (!ms) {
       if (header_says)
         log_.notes.push_back("its column header is nccl-tests' first layout, which printed milliseconds, but its "
                              "algbw (size / time) says microseconds: read as microseconds");
       return;
     }
-    for (auto& row : log_.rows)
+    for (std::size_t k = 0; k < log_.rows.size(); ++k) {
+      if (row_units_[k] != TimeUnits::milliseconds && row_units_[k] != TimeUnits::unstated) continue;
+      MeasuredRow& row = log_.rows[k];
       for (auto* p : {&row.out_of_place, &row.in_place})
         if (*p) (*p)->time_us *= 1e3;
+    }
     log_.notes.push_back(std::string("its times are in milliseconds (") +
-                         (micro + milli > 0 ? "algbw = size / time says so" : "as nccl-tests' first layout, \"bytes N type op\", printed them") +
+                         (milli > micro ? "algbw = size / time says so" : "as nccl-tests' first layout, \"bytes N type op\", printed them") +
                          "): read as such");
   }
 
@@ -1255,7 +1282,10 @@ class LogParser {
   Layout layout_;
   bool in_place_only_ = false;
   bool said_commented_rows_ = false;
-  int millisecond_rows_ = 0;  // rows read under a header whose times are in milliseconds
+  // What the header each row was read under says of its time column, row by row.
+  enum class TimeUnits { unstated, microseconds, milliseconds, not_gpu };  // not_gpu: cputime, summary tables
+  std::vector<TimeUnits> row_units_;
+  std::vector<BandwidthSample> pending_samples_;  // of the row being read, kept once it reads whole
   std::string headers_version_;  // "NCCL Tests compiled with NCCL 2.3"
   std::string banner_version_, library_version_;  // NCCL's "NCCL version" line; nccl-tests' nccl-library=
   bool said_cputime_ = false;

@@ -188,7 +188,7 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
       all_nvlink = all_nvlink && route.latency_class == LatencyClass::nvlink;
       per_peer = std::min(per_peer, nvl ? 2 * std::max(1, static_cast<int>(route_gbps(t, route) / nvlink + 1e-9)) : 2);
     }
-  const int release = s.release == 0 ? kLatestRelease : s.release;
+  const int release = s.effective_release();
   if (v.nodes > 1) {
     int net = network_peer_channels(v, release);
     while (release >= 20 && release < 29 && net * s.ranks > channels * 4 && net > 1) net /= 2;
@@ -216,11 +216,11 @@ int p2p_operation_channels(const System& s, Bytes bytes) {
   // p2p channels and doubles up to the per-peer limit. Up to 2.18 (group.cc, then enqueue.cc) it
   // also stopped at the most that put no more than four operations on a channel ("we loose the
   // sync warp"): with 8 ranks on 32 channels, 16; 2.19's rewrite of the p2p planner dropped that.
-  const int release = s.release == 0 ? kLatestRelease : s.release;
+  constexpr int kLastFourPerChannel = 18;
   int most = std::max(1, s.p2p_channels_per_peer);
   int fewest = most;
   while (fewest * s.ranks > s.p2p_channels && fewest > 1) fewest /= 2;
-  while (release <= 18 && most * s.ranks > s.p2p_channels * 4 && most > 1) most /= 2;
+  while (s.effective_release() <= kLastFourPerChannel && most * s.ranks > s.p2p_channels * 4 && most > 1) most /= 2;
   const Bytes step = s.p2p_chunk_bytes;
   const Bytes min_part = s.nodes > 1 ? step / 2 : step / 8;
   const Bytes max_part = s.nodes > 1 ? step : step * 32;
@@ -234,7 +234,7 @@ int p2p_operation_channels(const System& s, Bytes bytes) {
 }
 
 Protocol p2p_protocol(const System& s, Bytes bytes) {
-  const int release = s.release == 0 ? kLatestRelease : s.release;
+  const int release = s.effective_release();
   constexpr Bytes kThreshold = Bytes{16} << 10;  // NCCL_P2P_LL_THRESHOLD
   if (s.nodes > 1 || release < 12) return Protocol::simple;
   const Bytes limit = release >= 19 ? kThreshold * static_cast<Bytes>(std::max(1, s.p2p_channels_per_peer)) : kThreshold;

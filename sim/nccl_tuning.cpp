@@ -100,7 +100,7 @@ struct Rules {
 
 Rules release_rules(int release) {
   Rules r;
-  if (release < 18 || release >= kLatestRelease) return r;
+  if (release < kOldestTunedRelease || release >= kLatestRelease) return r;
   r.release = release;
   r.blackwell_row = release >= 27;
   r.blackwell_doubles = release == 27;
@@ -426,7 +426,7 @@ std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, 
     return table;
   }
 
-  const Rules rules = release_rules(system.release == 0 ? kLatestRelease : system.release);
+  const Rules rules = release_rules(system.effective_release());
   const Arch row = system.arch == Arch::blackwell && !rules.blackwell_row ? Arch::hopper : system.arch;
   const Comm c{system, func, system.ranks / system.nodes, index_of(row), node_column(system.nodes),
                ring_steps(func, system.ranks), rules};

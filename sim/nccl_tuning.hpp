@@ -38,6 +38,8 @@ enum class PathType { nvlink, pci, net };
 
 // The newest release whose cost model this file encodes (2.30).
 constexpr int kLatestRelease = 30;
+// The oldest whose cost model it follows (2.18); before it, 2.30's choices stand in.
+constexpr int kOldestTunedRelease = 18;
 // "2.26.2" or "2.26" -> 26; 0 for an empty or unreadable version or a major other than 2.
 int release_of(std::string_view nccl_version);
 
@@ -89,6 +91,8 @@ struct System {
   // they differ in ways the model reads (`release_rules` in nccl_tuning.cpp); before 2.18 (no source
   // at hand) 2.30's apply.
   int release = 0;
+  // release, with 0 (the run's release is not known) read as kLatestRelease.
+  int effective_release() const { return release == 0 ? kLatestRelease : release; }
   int nodes = 1;                // the §3.3 caps read column 1 node / 2 nodes / more than 2 (3 included)
   int ranks = 8;                // must be a multiple of nodes: ppn = ranks / nodes
   bool amd_cpu = false;         // AMD hosts: llMaxBw row 1 across nodes, 2 us net overhead (§3.2, §3.3)

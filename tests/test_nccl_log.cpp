@@ -717,6 +717,38 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   CHECK(std::any_of(hashed.notes.begin(), hashed.notes.end(), [](const std::string& n) { return n.find("commented out") != std::string::npos; }));
   // Before any header, a commented line of digits is only a comment.
   CHECK(parse("#     1048576        262144   float     sum    0.105   9.99   9.99    0e+00    0.104  10.08  10.08    0e+00\n").rows.empty());
+  // A tie between the rows' votes goes to the header.
+  const NcclLog tie = parse(first + rows + "     1048576        262144   float     sum    105.0   9.99   9.99    0e+00    104.0  10.08  10.08    0e+00\n",
+                            "x-2g-allreduce-1.log");
+  CHECK(tie.rows[1].out_of_place->time_us == doctest::Approx(105.0));
+  CHECK(tie.rows[2].out_of_place->time_us == doctest::Approx(105000.0));
+  // The host times of a "cputime" table (nccl-tests -C 1: what enqueueing cost, a few us against
+  // the GPUs' milliseconds) put algbw x time near a thousandth of the size: still microseconds.
+  const NcclLog host = parse(
+      "#       size         count      type   redop    root  cputime   algbw   busbw #wrong  cputime   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "  1073741824     268435456     float     sum      -1     5.10  230.10  402.68      0     5.00  230.00  402.50      0\n"
+      "  2147483648     536870912     float     sum      -1     5.20  231.10  404.43      0     5.10  231.00  404.25      0\n",
+      "h100-8g-allreduce-1.log");
+  REQUIRE(host.rows.size() == 2);
+  CHECK(host.rows[0].out_of_place->time_us == doctest::Approx(5.1));
+  CHECK(std::none_of(host.notes.begin(), host.notes.end(), [](const std::string& n) { return n.find("milliseconds") != std::string::npos; }));
+  // The first layout's all_gather printed busbw as algbw: its ratio says nothing of the rank count,
+  // which the device lines give without a clash.
+  const NcclLog gather = parse(
+      "# NCCL Tests compiled with NCCL 2.3\n"
+      "#   Rank  0 on       host device  0 [0x05] Tesla V100-SXM2-16GB\n"
+      "#   Rank  1 on       host device  1 [0x06] Tesla V100-SXM2-16GB\n"
+      "#   Rank  2 on       host device  2 [0x07] Tesla V100-SXM2-16GB\n"
+      "#   Rank  3 on       host device  3 [0x08] Tesla V100-SXM2-16GB\n"
+      "#      bytes             N    type     time  algbw  busbw      res     time  algbw  busbw      res\n"
+      "     4194304        262144   float    0.100  31.46  31.46    0e+00    0.100  31.46  31.46    0e+00\n",
+      "x-4g-allgather-1.log");
+  REQUIRE(gather.rows.size() == 1);
+  CHECK(gather.ranks == 4);
+  CHECK(gather.ranks_source == "device lines");
+  CHECK(gather.rows[0].out_of_place->time_us == doctest::Approx(100.0));
+  CHECK(std::none_of(gather.notes.begin(), gather.notes.end(), [](const std::string& n) { return n.find("busbw") != std::string::npos; }));
   // The current layout in microseconds stays as printed, with nothing said.
   const NcclLog current = parse(kNewLayout);
   CHECK(std::none_of(current.notes.begin(), current.notes.end(), [](const std::string& n) { return n.find("milliseconds") != std::string::npos; }));

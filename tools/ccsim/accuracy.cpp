@@ -285,7 +285,8 @@ void run_cases(const std::vector<LogCase>& cases, const AccuracyArgs& a, bool pr
 
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
-  const int release = r.nccl_release >= 18 && r.nccl_release < nccl::kLatestRelease ? r.nccl_release : nccl::kLatestRelease;
+  const int release = r.nccl_release >= nccl::kOldestTunedRelease && r.nccl_release < nccl::kLatestRelease ? r.nccl_release
+                                                                                                          : nccl::kLatestRelease;
   o << "# " << r.c.log
     << (r.c.run && r.runs > 1 ? " (run " + std::to_string(*r.c.run) + " of " + std::to_string(r.runs) + ")" : "")
     << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology
@@ -294,9 +295,10 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
-  if (r.nccl_release > 0 && r.nccl_release < 18)
-    o << "#   NCCL 2." << r.nccl_release << " ran: ccsim follows NCCL's cost model from 2.18 on, so 2." << release
-      << "'s choices stand in for its own\n";
+  if (r.nccl_release > 0 && r.nccl_release < nccl::kOldestTunedRelease)
+    o << "#   NCCL 2." << r.nccl_release << ", as the log says: ccsim follows NCCL's cost model from 2." << nccl::kOldestTunedRelease
+      << " on, so 2." << release << "'s choice of algorithm and protocol stands in for its own (its point-to-point channel "
+      << "rules are 2." << r.nccl_release << "'s)\n";
   if (!r.release_models.empty())
     o << "#   model " << r.model << ": the log states no NCCL release, so its family's model for current releases runs; "
       << "a run of an older one takes its own with --model: " << r.release_models << "\n";
