@@ -286,8 +286,8 @@ Runner add_perf(CLI::App& app) {
                   "NCCL release whose cost model picks for auto (e.g. 2.26): 2.18-2.29 choose by their own tables "
                   "and formulas where they differ from 2.30's; earlier releases and the default take 2.30's. "
                   "Point-to-point operations (alltoall, sendrecv, gather, scatter) follow any release's rules: LL "
-                  "for small ones from 2.12, fewer channels per network peer on many ranks from 2.20, a network "
-                  "peer's channels by its NICs' bandwidth from 2.29");
+                  "for small ones from 2.12, at most four operations per channel up to 2.18, fewer channels per "
+                  "network peer on many ranks from 2.20, a network peer's channels by its NICs' bandwidth from 2.29");
   add_nccl_env_option(cmd, args->nccl_env);
   cmd->add_option("--channels", args->channels,
                   "Channels (default: what NCCL would launch: for ring and tree twice the rings its search finds, two blocks per ring, otherwise the graph's count; fewer for small messages; for alltoall, gather, scatter and sendrecv the channels NCCL splits each point-to-point operation over, by its size)");
