@@ -1015,9 +1015,9 @@ class LogParser {
     p.algbw_gbps = metric(t[i + 1], "algbw");
     p.busbw_gbps = metric(t[i + 2], "busbw");
     read_check(t[i + 3], layout_.check, p);
-    // Below 1 GB/s two printed decimals say too little about the ratio. The first layout's all_gather
-    // and reduce_scatter printed busbw as algbw (both (n-1)/n of the data per second): its ratios say
-    // nothing of the rank count.
+    // Below 1 GB/s two printed decimals say too little about the ratio. The first layout's rows give
+    // none: its all_gather and reduce_scatter printed busbw as algbw (both (n-1)/n of the data per
+    // second), and which collective a row is may not be known yet; its device lines give the ranks.
     if (p.algbw_gbps >= 1.0 && !layout_.milliseconds)
       pending_samples_.push_back({p.algbw_gbps, half_ulp(t[i + 1]), p.busbw_gbps, half_ulp(t[i + 2])});
     return p;
