@@ -1031,12 +1031,14 @@ class LogParser {
   // unit apart (a factor of 1000) wherever algbw is printed with enough digits; the header decides
   // a tie or where no algbw tells.
   void decide_time_unit() {
+    const auto unit_open = [&](std::size_t k) {
+      return row_units_[k] == TimeUnits::milliseconds || row_units_[k] == TimeUnits::unstated;
+    };
     int micro = 0, milli = 0, first_layout = 0, open = 0;
     for (std::size_t k = 0; k < log_.rows.size(); ++k) {
-      const TimeUnits units = row_units_[k];
-      if (units != TimeUnits::milliseconds && units != TimeUnits::unstated) continue;
+      if (!unit_open(k)) continue;
       ++open;
-      first_layout += units == TimeUnits::milliseconds;
+      first_layout += row_units_[k] == TimeUnits::milliseconds;
       const MeasuredRow& row = log_.rows[k];
       for (const auto& p : {row.out_of_place, row.in_place}) {
         if (!p || !p->has_time || p->time_us <= 0 || p->algbw_gbps < 0.1 || row.size == 0) continue;
@@ -1054,7 +1056,7 @@ class LogParser {
       return;
     }
     for (std::size_t k = 0; k < log_.rows.size(); ++k) {
-      if (row_units_[k] != TimeUnits::milliseconds && row_units_[k] != TimeUnits::unstated) continue;
+      if (!unit_open(k)) continue;
       MeasuredRow& row = log_.rows[k];
       for (auto* p : {&row.out_of_place, &row.in_place})
         if (*p) (*p)->time_us *= 1e3;
@@ -1140,12 +1142,13 @@ class LogParser {
       log_.ranks = n;
       log_.ranks_source = source;
     };
+    // A count busbw/algbw allows (any, where no point tells).
+    const auto allowed = [&](int n) { return !ratio || (ratio->lo != 0 && ratio->lo <= n && n <= ratio->hi); };
     if (device_ranks_.empty()) {
       if (ratio_decides) return use(ratio->lo, "busbw/algbw ratio");
       // busbw printed to two decimals tells little of small bandwidths (a slow machine's log):
       // a count the ratio allows, named by the file name's <ranks>g, or by the header's threads x
       // GPUs where one process drives several GPUs (no device lines: no other process is seen).
-      const auto allowed = [&](int n) { return !ratio || (ratio->lo != 0 && ratio->lo <= n && n <= ratio->hi); };
       if (const auto counted = ranks_from_counts(); counted && allowed(*counted)) return use(*counted, "count column");
       if (const auto named = ranks_in_file_name(log_.origin); named && allowed(*named)) return use(*named, "file name");
       if (log_.gpus_per_thread && threads_) {
@@ -1155,7 +1158,7 @@ class LogParser {
       return;
     }
     const int listed = *device_ranks_.rbegin() + 1;
-    const bool fits = !ratio || (ratio->lo <= listed && listed <= ratio->hi);
+    const bool fits = allowed(listed);
     if (static_cast<int>(device_ranks_.size()) == listed) {
       use(listed, "device lines");
       if (!fits) note_rank_clash("list " + std::to_string(listed) + " ranks", *ratio);
@@ -1163,8 +1166,7 @@ class LogParser {
     }
     // Docs often show only some device lines; the highest rank shown is then a lower bound.
     if (ratio_decides && ratio->lo > listed) return use(ratio->lo, "busbw/algbw ratio");
-    if (const auto counted = ranks_from_counts();
-        counted && *counted > listed && (!ratio || (ratio->lo != 0 && ratio->lo <= *counted && *counted <= ratio->hi)))
+    if (const auto counted = ranks_from_counts(); counted && *counted > listed && allowed(*counted))
       return use(*counted, "count column");
     if (fits) return use(listed, "highest device rank");
     note_rank_clash("show rank " + std::to_string(listed - 1), *ratio);

@@ -23,7 +23,6 @@ std::string listed(const std::vector<std::string>& names) {
   return out;
 }
 
-
 template <typename Enum> Enum parse_enum(const nlohmann::json& v, const std::string& path,
                                          const std::vector<std::pair<std::string, Enum>>& names) {
   std::string known;
