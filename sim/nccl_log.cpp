@@ -760,8 +760,25 @@ class LogParser {
       if (v.size() > 1 && v.back() == '.' && parse_integer(std::string_view(v).substr(0, v.size() - 1))) v.pop_back();
       reported_env_[std::string(tokens[name])] = v;
     }
-    if (tokens[at + 1] == "INFO") take_network_report(body, tokens, name);
+    if (tokens[at + 1] == "INFO") {
+      take_network_report(body, tokens, name);
+      take_transport_report(tokens, name);
+    }
     return true;
+  }
+
+  // "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read" (NCCL 2.4: "Ring 00 : 0[0] -> 1[1] via P2P/IPC"):
+  // how NCCL connected a rank to its peer, by the transport's name before the first '/': P2P (the
+  // GPUs reach each other's memory), SHM (through host memory), NET.
+  void take_transport_report(const Tokens& tokens, std::size_t first) {
+    for (std::size_t i = first + 3; i + 1 < tokens.size(); ++i) {
+      // "0[0] -> 1[1] via", or with the direction between: "1[1] -> 2[0] [send] via NET/IB/0".
+      if (tokens[i] != "via" || (tokens[i - 2] != "->" && tokens[i - 3] != "->")) continue;
+      const std::string_view transport = tokens[i + 1].substr(0, tokens[i + 1].find('/'));
+      if (transport == "P2P" || transport == "SHM" || transport == "NET" || transport == "NVLS" || transport == "COLLNET")
+        log_.peer_transports.insert(std::string(transport));
+      return;
+    }
   }
 
   // "NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:..." lists the NICs NCCL's IB

@@ -118,6 +118,9 @@ struct NcclLog {
   // names ("IB", "Socket", "AWS Libfabric", ...). Empty: the log does not say.
   std::set<std::string> net_link_layers;
   std::string nccl_network;
+  // The transports NCCL's INFO lines say it connected peers by ("... 0[0] -> 1[1] via P2P/CUMEM"):
+  // "P2P", "SHM", "NET", ... Empty: the log does not say.
+  std::set<std::string> peer_transports;
   // The NCCL release that ran ("2.26.6"): NCCL's "NCCL version" line, else nccl-tests'
   // "nccl-library=" code; empty when the log says neither.
   std::string nccl_version;

@@ -799,6 +799,20 @@ TEST_CASE("nccl log: NCCL's INFO lines say which network it drove: the NICs' lin
   const NcclLog bootstrap = network("node1:1000:1000 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n");
   CHECK(bootstrap.net_link_layers.empty());
   CHECK(bootstrap.nccl_network.empty());
+  CHECK(bootstrap.peer_transports.empty());
+}
+
+TEST_CASE("nccl log: NCCL's INFO lines say how it connected peers: P2P, through host memory (SHM), the network") {
+  const auto lines = [](const std::string& info) { return parse(info + kNewLayout); };
+  CHECK(lines("box:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n").peer_transports ==
+        std::set<std::string>{"P2P"});
+  CHECK(lines("box:1:2 [1] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via SHM/direct/direct\n"
+              "box:1:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0\n")
+            .peer_transports == std::set<std::string>{"SHM", "NET"});
+  // NCCL 2.4's rings: "Ring 00 : 0[0] -> 1[1] via P2P/IPC".
+  CHECK(lines("box:1:2 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC\n").peer_transports == std::set<std::string>{"P2P"});
+  // "via" elsewhere in a line, not after a connection, names no transport.
+  CHECK(lines("box:1:2 [0] NCCL INFO Setting affinity via sched_setaffinity\n").peer_transports.empty());
 }
 
 TEST_CASE("nccl log: the NCCL settings of the command line, in the forms launchers pass them") {

@@ -149,6 +149,7 @@ std::optional<GpuModel> identify_gpu(std::string_view device_name) {
   }
   if (auto card = geforce(words)) {
     card->card = true;
+    card->geforce = true;
     return card;
   }
   return std::nullopt;

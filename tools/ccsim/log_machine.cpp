@@ -104,6 +104,72 @@ std::optional<AzureVm> azure_vm(const std::string& system) {
   return it->second;
 }
 
+// Whether the file name has `word` as a word of its own (dell-bf3-h100-roce-2n16g-...: "roce"), as
+// the shared dataset names its runs' networks.
+bool file_name_says(const std::string& path, const std::string& word) {
+  std::string name = ascii_lower(std::filesystem::path(path).stem().string());
+  for (char& c : name)
+    if (c == '_' || c == '.') c = '-';
+  return ("-" + name + "-").find("-" + word + "-") != std::string::npos;
+}
+
+// "pcie-gen3-8gpu --gpus-per-node 2 --no-pcie-p2p": the machine as a command line names it.
+std::string named_with_options(const TopologyArgs& m) {
+  const std::string options = machine_adjustments(m);
+  return m.name + (options.empty() ? "" : " " + options);
+}
+
+// GPUs sold as PCIe cards go into servers of every layout, none of which a preset is: the machine
+// taken is the generic PCIe preset of the card's era (Volta/Turing Gen3, Ampere/Ada Gen4, Hopper and
+// later Gen5: two GPUs a switch, four a socket, a NIC a switch) with as many GPUs a node as a host of
+// the log runs, said in a warning, so that a log can be read before its machine is described. Whether
+// the cards reach each other's memory (P2P) follows, in order: NCCL's INFO lines (P2P or SHM
+// connections), a GeForce card's stock driver (no P2P over PCIe: NVIDIA/nccl-tests issue 117, whose
+// RTX 2080 Ti "CANNOT Access Peer"), unless the run sets NCCL_P2P_LEVEL (what runs on a driver
+// patched to open P2P to GeForce cards set; the stock one ignores it).
+void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, const std::string& path,
+                               const std::string& name_it, TopologyArgs& m) {
+  const std::string cards = gpu.name + " (SM " + std::to_string(gpu.sm) + ") PCIe cards";
+  if (gpu.name.find("NVL") != std::string::npos)
+    throw Error(path + ": its GPUs are " + cards + ", which come joined by NVLink bridges no preset describes" + name_it);
+  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
+  const std::string bridged_turing =
+      gpu.sm == 75 && per_host == 2 ? "; two TU102 cards on an NVLink bridge: `--topo ws-2gpu-turing-nvbridge`" : "";
+  for (const char* word : {"nvlink", "nvbridge"})
+    if (file_name_says(path, word))
+      throw Error(path + ": its GPUs are " + cards + ", and its file name says \"" + word +
+                  "\": cards joined by NVLink bridges, which the generic PCIe machines lack" + name_it + bridged_turing);
+  const int gen = gpu.sm < 80 ? 3 : gpu.sm < 90 ? 4 : 5;
+  m.name = "pcie-gen" + std::to_string(gen) + "-8gpu";
+  const int node_gpus = gpus_per_node_of(m.name);
+  if (per_host > node_gpus && (log.ranks_per_host || log.hosts.size() == 1))
+    throw Error(path + ": its GPUs are " + cards + ", " + std::to_string(per_host) + " on a host, more than " + m.name +
+                ", the generic PCIe machine, has (" + std::to_string(node_gpus) + ")" + name_it);
+  if (!m.gpus_per_node && per_host > 0 && per_host < node_gpus) m.gpus_per_node = per_host;
+  std::string p2p;
+  const auto level = log.nccl_env.find("NCCL_P2P_LEVEL");
+  const bool level_asks_p2p =
+      level != log.nccl_env.end() && topo::parse_path_level(level->second).value_or(topo::PathLevel::loc) != topo::PathLevel::loc;
+  if (m.no_pcie_p2p) {
+    p2p = "no P2P over PCIe, as given";
+  } else if (log.peer_transports.count("P2P")) {
+    p2p = "P2P between them, as NCCL's INFO lines connect them";
+  } else if (log.peer_transports.count("SHM")) {
+    m.no_pcie_p2p = true;
+    p2p = "no P2P over PCIe: NCCL's INFO lines connect them through host memory (SHM)";
+  } else if (gpu.geforce && level_asks_p2p) {
+    p2p = "P2P over PCIe, which GeForce cards have only on a patched driver: the run sets NCCL_P2P_LEVEL=" + level->second;
+  } else if (gpu.geforce) {
+    m.no_pcie_p2p = true;
+    p2p = "no P2P over PCIe: NVIDIA's stock driver gives GeForce cards none";
+  } else {
+    p2p = "P2P over PCIe";
+  }
+  std::cerr << "ccsim: warning: " << path << ": its GPUs are " << cards << ", whose server no preset describes: simulated on "
+            << named_with_options(m) << ", the generic machine of their era (two GPUs a PCIe switch, four a socket), with "
+            << p2p << ";" << name_it.substr(1) << bridged_turing << "\n";
+}
+
 // The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
 // the GPUs each host lists; for a summary table of Azure's guide, the VM size it names. Error,
 // saying what to pass, where they do not tell.
@@ -144,24 +210,19 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
   if (gpu->preset.empty() && !gpu->card)
     throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
                 "), a baseboard part whose machine no preset describes" + name_it);
-  if (gpu->preset.empty()) {
-    // A start for the user: the generic PCIe preset of the card's era (Volta/Turing Gen3, Ampere/Ada
-    // Gen4, Hopper and later Gen5), as many GPUs per node as a host of the log lists.
-    const int gen = gpu->sm < 80 ? 3 : gpu->sm < 90 ? 4 : 5;
-    throw Error(path + ": its GPUs are " + gpu->name + " (SM " + std::to_string(gpu->sm) +
-                "), which no preset describes (PCIe cards come in many layouts)" + name_it +
-                "; the generic one of its era is `--topo pcie-gen" + std::to_string(gen) + "-8gpu" +
-                (per_host > 0 && per_host < 8 ? " --gpus-per-node " + std::to_string(per_host) : std::string()) +
-                "`, with `--no-pcie-p2p` where the GPUs cannot reach each other's memory (stock GeForce drivers)" +
-                (gpu->sm == 75 && per_host == 2 ? "; two TU102 cards on an NVLink bridge: `--topo ws-2gpu-turing-nvbridge`" : ""));
-  }
   TopologyArgs m = given;
-  m.name = gpu->preset;
-  if (m.name == "dgx1-v100" && per_host > 0 && per_host <= 4) m.name = "v100-sxm2-4gpu";
+  if (gpu->preset.empty()) {
+    take_generic_pcie_machine(log, *gpu, path, name_it, m);
+    how = named_with_options(m) + ", the generic PCIe machine of the era of " + gpu_source + " " + gpu->name +
+          " cards (no preset is their server)";
+  } else {
+    m.name = gpu->preset;
+    if (m.name == "dgx1-v100" && per_host > 0 && per_host <= 4) m.name = "v100-sxm2-4gpu";
+    how = m.name + ", from " + gpu_source + " " + gpu->name + " GPUs";
+  }
   const int node_gpus = gpus_per_node_of(m.name);
   const int ranks = log.ranks.value_or(0);
   const bool racks = rack_scale(m.name, log);
-  how = m.name + ", from " + gpu_source + " " + gpu->name + " GPUs";
   if (!m.nodes_given) {
     const auto hostless = racks ? std::nullopt : layout_without_hosts(log, node_gpus);
     if (hostless) {
@@ -204,15 +265,6 @@ std::string network_generation(const topo::Topology& t) {
   for (const auto& l : t.links())
     if (l.kind == topo::LinkKind::net) return l.generation;
   return "";
-}
-
-// Whether the file name has `word` as a word of its own (dell-bf3-h100-roce-2n16g-...: "roce"), as
-// the shared dataset names its runs' networks.
-bool file_name_says(const std::string& path, const std::string& word) {
-  std::string name = ascii_lower(std::filesystem::path(path).stem().string());
-  for (char& c : name)
-    if (c == '_' || c == '.') c = '-';
-  return ("-" + name + "-").find("-" + word + "-") != std::string::npos;
 }
 
 // A multi-node log whose file name says the network is on a cloud's own transport (AWS EFA, Google's
