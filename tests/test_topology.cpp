@@ -774,6 +774,12 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
       {"NVIDIA A800-SXM4-80GB", 80, "ampere", ""},
       {"NVIDIA A800 80GB PCIe", 80, "ampere", "", true},
       {"NVIDIA B300 SXM6 AC", 103, "blackwell", ""},
+      {"Tesla V100S-PCIE-32GB", 70, "volta", "", true},
+      {"Quadro GV100", 70, "volta", "", true},
+      {"Tesla P100-SXM2-16GB", 60, "volta", ""},
+      {"Tesla P100-PCIE-16GB", 60, "volta", "", true},
+      {"Tesla P40", 61, "volta", "", true},
+      {"NVIDIA RTX A4000", 86, "ampere", "", true},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
@@ -791,6 +797,9 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
   CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 2080 Ti")->name == "RTX 2080 Ti");
   CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 4070 SUPER")->name == "RTX 4070 SUPER");
   CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 5090")->name == "RTX 5090");
+  CHECK(ccsim::topo::identify_gpu("NVIDIA GeForce RTX 5090")->geforce);
+  CHECK_FALSE(ccsim::topo::identify_gpu("NVIDIA RTX A6000")->geforce);
+  CHECK_FALSE(ccsim::topo::identify_gpu("NVIDIA RTX 6000D")->geforce);
   CHECK_FALSE(ccsim::topo::identify_gpu("NVIDIA Graphics Device"));
   CHECK_FALSE(ccsim::topo::identify_gpu(""));
   // File names (accuracy's fallback where a log has no device lines) glue the words together.
@@ -798,6 +807,8 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
   CHECK(ccsim::topo::identify_gpu("rtx5090-pcie-4g-allreduce-1")->name == "RTX 5090");
   CHECK(ccsim::topo::identify_gpu("h100nvl-slingshot-2n4g-allreduce-1")->name == "H100 NVL");
   CHECK(ccsim::topo::identify_gpu("vultr-hgx-b200-8g-alltoall-1")->preset == "hgx-b200");
+  // GCP's A2 machines are A100s: the word names no GPU of its own.
+  CHECK_FALSE(ccsim::topo::identify_gpu("gcp-a2-highgpu-8g-allreduce-1"));
   CHECK(ccsim::topo::identify_gpu("v100-sxm2-hcm-8g-allreduce-1")->preset == "dgx1-v100");
   CHECK(ccsim::topo::identify_gpu("a100pcie-4g")->name == "A100 PCIe");
   CHECK_FALSE(ccsim::topo::identify_gpu("nebius-8gpu-2n16g-allreduce-1"));

@@ -84,7 +84,10 @@ const Rule kRules[] = {
     {{"A10G"}, "A10G", 86, "", ""},
     {{"A10"}, "A10", 86, "", ""},
     {{"A6000"}, "RTX A6000", 86, "", ""},
+    {{"A5500"}, "RTX A5500", 86, "", ""},
     {{"A5000"}, "RTX A5000", 86, "", ""},
+    {{"A4500"}, "RTX A4500", 86, "", ""},
+    {{"A4000"}, "RTX A4000", 86, "", ""},
     {{"L40S"}, "L40S", 89, "", ""},
     {{"L40"}, "L40", 89, "", ""},
     {{"L20"}, "L20", 89, "", ""},
@@ -98,8 +101,12 @@ const Rule kRules[] = {
     {{"V100", "SXM3"}, "V100 SXM3", 70, "", "dgx2-v100"},
     {{"V100", "SXM2"}, "V100 SXM2", 70, "", "dgx1-v100"},
     {{"V100"}, "V100 PCIe", 70, "", ""},
+    {{"V100S"}, "V100S PCIe", 70, "", ""},
+    {{"GV100"}, "Quadro GV100", 70, "", ""},
     {{"TITAN", "V"}, "TITAN V", 70, "", ""},
-    {{"P100"}, "P100", 60, "", ""},
+    {{"P100", "SXM2"}, "P100 SXM2", 60, "", ""},
+    {{"P100"}, "P100 PCIe", 60, "", ""},
+    {{"P40"}, "P40", 61, "", ""},
 };
 
 // GeForce "RTX 4090", "GTX 1080": the series (first two digits) sets the architecture.
@@ -142,8 +149,9 @@ std::optional<GpuModel> identify_gpu(std::string_view device_name) {
   for (const Rule& r : kRules) {
     if (!std::all_of(r.words.begin(), r.words.end(), has)) continue;
     const std::string family = *r.family ? r.family : family_of_sm(r.sm);
-    // Baseboard parts whose board no preset describes (HGX H20, HGX A800, HGX B300, GB300 NVL72).
-    static constexpr std::string_view kBoardParts[] = {"H20", "A800", "B300", "GB300"};
+    // Baseboard parts whose board no preset describes (HGX H20, HGX A800, HGX B300, GB300 NVL72,
+    // the P100 DGX-1's four NVLink1 lanes a GPU).
+    static constexpr std::string_view kBoardParts[] = {"H20", "A800", "B300", "GB300", "P100 SXM2"};
     const bool board = *r.preset || std::find(std::begin(kBoardParts), std::end(kBoardParts), r.name) != std::end(kBoardParts);
     return GpuModel{r.name, r.sm, family, r.preset, !board};
   }
