@@ -145,7 +145,11 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
   if (per_host > node_gpus && (log.ranks_per_host || log.hosts.size() == 1))
     throw Error(path + ": its GPUs are " + cards + ", " + std::to_string(per_host) + " on a host, more than " + m.name +
                 ", the generic PCIe machine, has (" + std::to_string(node_gpus) + ")" + name_it);
-  if (!m.gpus_per_node && per_host > 0 && per_host < node_gpus) m.gpus_per_node = per_host;
+  // Ranks a host lists, or all of them where the log is taken for one node (no hosts named and no
+  // file name's <nodes>n<ranks>g of several, which lays the ranks out itself).
+  const bool one_node = !log.ranks_per_host && log.hosts.size() <= 1 && log.file_nodes.value_or(1) == 1;
+  if (!m.gpus_per_node && (log.ranks_per_host || one_node) && per_host > 0 && per_host < node_gpus)
+    m.gpus_per_node = per_host;
   std::string p2p;
   const auto level = log.nccl_env.find("NCCL_P2P_LEVEL");
   const bool level_asks_p2p =
