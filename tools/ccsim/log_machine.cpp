@@ -124,8 +124,8 @@ std::string named_with_options(const TopologyArgs& m) {
 // later Gen5: two GPUs a switch, four a socket, a NIC a switch) with as many GPUs a node as a host of
 // the log runs, said in a warning, so that a log can be read before its machine is described. Whether
 // the cards reach each other's memory (P2P) follows, in order: NCCL's INFO lines (P2P or SHM
-// connections), a GeForce card's stock driver (no P2P over PCIe: NVIDIA/nccl-tests issue 117, whose
-// RTX 2080 Ti "CANNOT Access Peer"), unless the run sets NCCL_P2P_LEVEL (what runs on a driver
+// connections), a GeForce RTX card's stock driver (no P2P over PCIe: NVIDIA/nccl-tests issue 117,
+// whose RTX 2080 Ti "CANNOT Access Peer"), unless the run sets NCCL_P2P_LEVEL (what runs on a driver
 // patched to open P2P to GeForce cards set; the stock one ignores it).
 void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, const std::string& path,
                                const std::string& name_it, TopologyArgs& m) {
@@ -151,6 +151,8 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
   if (!m.gpus_per_node && (log.ranks_per_host || one_node) && per_host > 0 && per_host < node_gpus)
     m.gpus_per_node = per_host;
   std::string p2p;
+  // GeForce cards from Turing (RTX 20) on; the GTX cards before them had P2P on bare metal.
+  const bool rtx_geforce = gpu.geforce && gpu.sm >= 75;
   const auto level = log.nccl_env.find("NCCL_P2P_LEVEL");
   const bool level_asks_p2p =
       level != log.nccl_env.end() && topo::parse_path_level(level->second).value_or(topo::PathLevel::loc) != topo::PathLevel::loc;
@@ -161,11 +163,11 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
   } else if (log.peer_transports.count("SHM")) {
     m.no_pcie_p2p = true;
     p2p = "no P2P over PCIe: NCCL's INFO lines connect them through host memory (SHM)";
-  } else if (gpu.geforce && level_asks_p2p) {
-    p2p = "P2P over PCIe, which GeForce cards have only on a patched driver: the run sets NCCL_P2P_LEVEL=" + level->second;
-  } else if (gpu.geforce) {
+  } else if (rtx_geforce && level_asks_p2p) {
+    p2p = "P2P over PCIe, which GeForce RTX cards have only on a patched driver: the run sets NCCL_P2P_LEVEL=" + level->second;
+  } else if (rtx_geforce) {
     m.no_pcie_p2p = true;
-    p2p = "no P2P over PCIe: NVIDIA's stock driver gives GeForce cards none";
+    p2p = "no P2P over PCIe: NVIDIA's stock driver gives GeForce RTX cards none";
   } else {
     p2p = "P2P over PCIe";
   }

@@ -66,7 +66,7 @@ void say_machine_from_log(CLI::App* cmd) {
                     "hgx-b200 for B200, dgx-h100 for H100 SXM; for a summary table of "
                     "Azure's benchmarking guide, the VM size it names, e.g. ND H100 V5: dgx-h100, ND GB200 v6: one 4-GPU "
                     "tray of gb200-nvl72; for PCIe cards, with a warning, the generic PCIe preset of their era, "
-                    "pcie-gen3/4/5-8gpu, with --no-pcie-p2p for GeForce cards unless the run sets NCCL_P2P_LEVEL or "
+                    "pcie-gen3/4/5-8gpu, with --no-pcie-p2p for GeForce RTX cards unless the run sets NCCL_P2P_LEVEL or "
                     "NCCL's INFO lines connect them by P2P)");
   cmd->get_option("--nodes")
       ->default_str("")
