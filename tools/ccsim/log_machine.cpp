@@ -151,7 +151,9 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
   if (!m.gpus_per_node && (log.ranks_per_host || one_node) && per_host > 0 && per_host < node_gpus)
     m.gpus_per_node = per_host;
   std::string p2p;
-  // GeForce cards from Turing (RTX 20) on; the GTX cards before them had P2P on bare metal.
+  // GeForce cards from Turing (RTX 20) on. The GTX cards before them keep P2P: NVIDIA/nccl issue
+  // 175 has a GTX 1080 Ti lose it in a VM, where the driver saw no chipset it supports, not on
+  // bare metal.
   const bool rtx_geforce = gpu.geforce && gpu.sm >= 75;
   const auto level = log.nccl_env.find("NCCL_P2P_LEVEL");
   const bool level_asks_p2p =
