@@ -173,9 +173,13 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
   } else {
     p2p = "P2P over PCIe";
   }
+  // The PCIe Blackwell cards (RTX 5090, RTX PRO 6000) run the Gen5 preset's Hopper figures, which
+  // the shared RTX 5090 and RTX 6000D runs fit; Blackwell's are its NVLink baseboards'.
+  const std::string arch = topo::resolve_topology(m.name, {}).gpu_arch();
+  const std::string timed = gpu.family == arch ? "" : ", timed with its " + arch + " GPUs' figures";
   std::cerr << "ccsim: warning: " << path << ": its GPUs are " << cards << ", whose server no preset describes: simulated on "
-            << named_with_options(m) << ", the generic machine of their era (two GPUs a PCIe switch, four a socket), with "
-            << p2p << ";" << name_it.substr(1) << bridged_turing << "\n";
+            << named_with_options(m) << ", the generic machine of their era (two GPUs a PCIe switch, four a socket"
+            << timed << "), with " << p2p << ";" << name_it.substr(1) << bridged_turing << "\n";
 }
 
 // The machine a log ran on, from its device lines: the preset its GPU comes in, one node per host,
@@ -259,7 +263,8 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
 // an H100 preset) times the wrong links and kernels, which a user should hear about.
 void warn_if_other_gpu(const PreparedLog& p) {
   const auto gpu = logged_gpu(p.log);
-  if (!gpu) return;
+  // A card's generic PCIe machine was chosen here, its GPUs' timing said with it.
+  if (!gpu || (gpu->card && !p.c.topology.name_given)) return;
   const std::string arch = p.topology.gpu_arch();
   if (gpu->family == arch) return;
   std::cerr << "ccsim: warning: " << p.c.log << ": its GPUs are " << gpu->name << " (SM " << gpu->sm << ", "
