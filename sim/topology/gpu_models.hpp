@@ -21,7 +21,8 @@ struct GpuModel {
   // Sold as a card for a PCIe slot (GeForce, workstation and PCIe data-center parts), whose servers
   // come in many layouts; false for a baseboard part (SXM) even where no preset has its board.
   bool card = false;
-  // A GeForce card (RTX 4090, GTX 1080 Ti): NVIDIA's stock driver gives it no P2P over PCIe.
+  // A GeForce card (RTX 4090, GTX 1080 Ti): from Turing (RTX 20) on, NVIDIA's stock driver gives
+  // it no P2P over PCIe.
   bool geforce = false;
 };
 
