@@ -1023,7 +1023,6 @@ std::string file_layout_word(const NcclLog& log) {
   return std::to_string(*log.file_nodes) + "n" + std::to_string(*log.file_ranks) + "g";
 }
 
-
 NcclLog parse_nccl_log(std::istream& in, const std::string& origin, int first_line, int end_line) {
   LogParser parser(origin);
   std::string line;

@@ -100,7 +100,7 @@ struct Rules {
 
 Rules release_rules(int release) {
   Rules r;
-  if (release < kOldestTunedRelease || release >= kLatestRelease) return r;
+  if (choosing_release(release) == kLatestRelease) return r;
   r.release = release;
   r.blackwell_row = release >= 27;
   r.blackwell_doubles = release == 27;

@@ -40,6 +40,11 @@ enum class PathType { nvlink, pci, net };
 constexpr int kLatestRelease = 30;
 // The oldest whose cost model it follows (2.18); before it, 2.30's choices stand in.
 constexpr int kOldestTunedRelease = 18;
+// The release whose cost model picks for a run of `release` (2.x as x; 0: not known): itself from
+// kOldestTunedRelease to before kLatestRelease, else kLatestRelease.
+constexpr int choosing_release(int release) {
+  return release >= kOldestTunedRelease && release < kLatestRelease ? release : kLatestRelease;
+}
 // "2.26.2" or "2.26" -> 26; 0 for an empty or unreadable version or a major other than 2.
 int release_of(std::string_view nccl_version);
 

@@ -285,8 +285,7 @@ void run_cases(const std::vector<LogCase>& cases, const AccuracyArgs& a, bool pr
 
 void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
   const bool baseline = a.baseline == "nccl-model";
-  const int release = r.nccl_release >= nccl::kOldestTunedRelease && r.nccl_release < nccl::kLatestRelease ? r.nccl_release
-                                                                                                          : nccl::kLatestRelease;
+  const int release = nccl::choosing_release(r.nccl_release);
   o << "# " << r.c.log
     << (r.c.run && r.runs > 1 ? " (run " + std::to_string(*r.c.run) + " of " + std::to_string(r.runs) + ")" : "")
     << "\n#   " << r.collective << ", " << r.ranks << " ranks on " << r.topology

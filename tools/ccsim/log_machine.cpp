@@ -141,7 +141,8 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
                   "\": cards joined by NVLink bridges, which the generic PCIe machines lack" + name_it + bridged_turing);
   const int gen = gpu.sm < 80 ? 3 : gpu.sm < 90 ? 4 : 5;
   m.name = "pcie-gen" + std::to_string(gen) + "-8gpu";
-  const int node_gpus = gpus_per_node_of(m.name);
+  const topo::Topology generic = topo::resolve_topology(m.name, {});
+  const int node_gpus = generic.gpus_per_node();
   if (per_host > node_gpus && (log.ranks_per_host || log.hosts.size() == 1))
     throw Error(path + ": its GPUs are " + cards + ", " + std::to_string(per_host) + " on a host, more than " + m.name +
                 ", the generic PCIe machine, has (" + std::to_string(node_gpus) + ")" + name_it);
@@ -175,7 +176,7 @@ void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, co
   }
   // The PCIe Blackwell cards (RTX 5090, RTX PRO 6000) run the Gen5 preset's Hopper figures, which
   // the shared RTX 5090 and RTX 6000D runs fit; Blackwell's are its NVLink baseboards'.
-  const std::string arch = topo::resolve_topology(m.name, {}).gpu_arch();
+  const std::string arch = generic.gpu_arch();
   const std::string timed = gpu.family == arch ? "" : ", timed with its " + arch + " GPUs' figures";
   std::cerr << "ccsim: warning: " << path << ": its GPUs are " << cards << ", whose server no preset describes: simulated on "
             << named_with_options(m) << ", the generic machine of their era (two GPUs a PCIe switch, four a socket"
