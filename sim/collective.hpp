@@ -29,8 +29,10 @@ CollectiveKind parse_collective(std::string_view name);  // also accepts nccl-te
 const std::vector<CollectiveKind>& all_collectives();
 bool is_reduction(CollectiveKind kind);
 bool is_rooted(CollectiveKind kind);
-// nccl-tests' "count" is per rank (all_reduce, broadcast, reduce, sendrecv), else the total over
-// all ranks, split into equal blocks (all_gather, reduce_scatter, alltoall, gather, scatter).
+// Whether a call's element count is one rank's whole buffer (all_reduce, broadcast, reduce,
+// sendrecv) or the total over all ranks, split into equal blocks (all_gather, reduce_scatter,
+// alltoall, gather, scatter). nccl-tests' -b/-e sizes are the total either way; its "count" column
+// prints one block (CollectiveSpec::block_count).
 bool count_is_per_rank(CollectiveKind kind);
 // nccl-tests' element count for a message of `size` bytes (its -b/-e sizes, the "size" column):
 // size / element, rounded down to a multiple of the ranks for the block collectives, which give
@@ -45,13 +47,15 @@ struct CollectiveSpec {
   ReduceOp op = ReduceOp::sum;  // ignored by non-reductions
   int root = 0;                 // ignored by rootless collectives
   int nranks = 1;
-  // nccl-tests' "count" column: elements per rank for all_reduce, broadcast, reduce and sendrecv;
-  // total elements (all ranks together) for all_gather, reduce_scatter, alltoall, gather, scatter.
+  // Elements per rank for all_reduce, broadcast, reduce and sendrecv; total elements (all ranks
+  // together) for all_gather, reduce_scatter, alltoall, gather, scatter: size_bytes() is the size
+  // column of nccl-tests either way.
   std::uint64_t count = 0;
 
   Bytes size_bytes() const { return count * element_bytes(type); }
   // Elements of one rank's block: the whole count where it is per rank, else an equal share of it
-  // (what one rank gives each peer of an alltoall, or gathers from each).
+  // (what one rank gives each peer of an alltoall, or gathers from each). This is what nccl-tests
+  // prints in its "count" column (its paramcount: a rank's block for the block collectives).
   std::uint64_t block_count() const;
   // Elements in one rank's send (input) and receive (output) buffer.
   std::uint64_t input_count(int rank) const;

@@ -78,7 +78,7 @@ void TableWriter::row(const PerfRow& row) {
   host_bound_ += row.host_bound;
   char head[96];
   std::snprintf(head, sizeof head, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(row.spec.size_bytes()),
-                static_cast<unsigned long long>(row.spec.count), std::string(to_string(row.spec.type)).c_str(),
+                static_cast<unsigned long long>(row.spec.block_count()), std::string(to_string(row.spec.type)).c_str(),
                 redop_name(row.spec).c_str(), root_column(row.spec));
   char what[64];
   std::snprintf(what, sizeof what, "  %9s  %5s  %2d", row.algorithm.c_str(), std::string(to_string(row.protocol)).c_str(), row.channels);
@@ -130,7 +130,7 @@ void print_csv_row(std::ostream& out, const PerfReport& heading, const PerfRow& 
   };
   const std::string nums = fields(row.out_of_place) + "," + fields(row.in_place);
   out << to_string(heading.kind) << "," << heading.topology << "," << heading.nranks << "," << row.spec.size_bytes() << ","
-      << row.spec.count << "," << to_string(row.spec.type) << "," << redop_name(row.spec) << "," << root_column(row.spec)
+      << row.spec.block_count() << "," << to_string(row.spec.type) << "," << redop_name(row.spec) << "," << root_column(row.spec)
       << "," << row.algorithm << "," << to_string(row.protocol) << "," << row.channels << "," << nums << "\n";
 }
 
@@ -143,7 +143,7 @@ nlohmann::json to_json(const PerfReport& report) {
   auto& rows = j["rows"] = nlohmann::json::array();
   for (const auto& row : report.rows)
     rows.push_back({{"size_bytes", row.spec.size_bytes()},
-                    {"count", row.spec.count},
+                    {"count", row.spec.block_count()},
                     {"type", to_string(row.spec.type)},
                     {"redop", redop_name(row.spec)},
                     {"root", root_column(row.spec)},
