@@ -257,6 +257,42 @@ TEST_CASE("nccl log: rows with one placement") {
   CHECK(in_place.rows[0].in_place);
 }
 
+// A write-up that trims nccl-tests' table may drop the check column from the header and the rows
+// alike ("time algbw busbw" a placement, as a GKE A4 B200 guide prints its all_reduce runs): its
+// three values a placement read as the header names them; without such a header they do not.
+TEST_CASE("nccl log: a column header without a check column heads rows of three values a placement") {
+  const NcclLog trimmed = parse(
+      "#       size         count      type   redop    root     time   algbw   busbw\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n"
+      "     8388608       2097152     float     sum      -1    80.32  104.44  182.77\n"
+      "  8589934592    2147483648     float     sum      -1    17899  479.90  839.82\n",
+      "b200-allreduce.log");
+  CHECK(trimmed.problems.empty());
+  REQUIRE(trimmed.rows.size() == 2);
+  REQUIRE(trimmed.rows[1].out_of_place);
+  CHECK_FALSE(trimmed.rows[1].in_place);
+  CHECK(trimmed.rows[1].out_of_place->time_us == doctest::Approx(17899));
+  CHECK(trimmed.rows[1].out_of_place->busbw_gbps == doctest::Approx(839.82));
+  CHECK_FALSE(trimmed.rows[1].out_of_place->wrong);
+  CHECK(trimmed.ranks == 8);  // all_reduce (the file name) and busbw/algbw = 2 x 7/8
+  CHECK(trimmed.ranks_source == "busbw/algbw ratio");
+
+  const NcclLog both = parse(
+      "#       size         count      type   redop    root     time   algbw   busbw     time   algbw   busbw\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   91.75    19.00   55.19   96.58\n");
+  CHECK(both.problems.empty());
+  REQUIRE(both.rows.size() == 1);
+  REQUIRE(both.rows[0].in_place);
+  CHECK(both.rows[0].in_place->time_us == doctest::Approx(19.0));
+
+  // Under the usual header, three values are a cut row, as before.
+  const NcclLog cut = parse(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    20.00   52.43   52.43\n");
+  CHECK(cut.rows.empty());
+  CHECK(problem_lines(cut) == std::vector<int>{2});
+}
+
 TEST_CASE("nccl log: rank count from busbw/algbw only when one count fits") {
   auto row = [](const char* algbw, const char* busbw) {
     return std::string("  1048576  262144  float  sum  -1  10.0  ") + algbw + "  " + busbw + "  0  10.0  " + algbw +
