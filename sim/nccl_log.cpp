@@ -91,8 +91,16 @@ std::optional<DeviceLine> device_line(std::string_view body, const Tokens& t) {
   if (!parse_unsigned(device[1]) || !bus.starts_with('[') || !bus.ends_with(']')) return std::nullopt;
   const std::size_t model_at = static_cast<std::size_t>(bus.data() + bus.size() - body.data());
   const auto on = std::find(t.begin(), device, "on");
-  const std::string host = on != device && on + 2 == device ? std::string(on[1]) : std::string();
-  return DeviceLine{static_cast<int>(*rank), host, std::string(trim(body.substr(model_at)))};
+  std::string host = on != device && on + 2 == device ? std::string(on[1]) : std::string();
+  std::string_view model = trim(body.substr(model_at));
+  // A write-up's note after the name ("NVIDIA B200 (node 1)", where the lines name no host) is not
+  // part of the GPU's name, which NVIDIA writes without parentheses; "(node N)" names the host.
+  if (const auto open = model.rfind(" ("); open != std::string_view::npos && model.ends_with(')')) {
+    const std::string_view note = model.substr(open + 2, model.size() - open - 3);
+    if (host.empty() && note.starts_with("node ")) host = std::string(note);
+    model = trim(model.substr(0, open));
+  }
+  return DeviceLine{static_cast<int>(*rank), host, std::string(model)};
 }
 
 // "2.26.6": digits, dot, digits, dot, digits; "2.3" too where the patch may be left out.

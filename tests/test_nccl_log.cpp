@@ -416,6 +416,24 @@ TEST_CASE("nccl log: the hosts of the device lines give the nodes and the GPUs o
   CHECK_FALSE(uneven.ranks_per_host);
 }
 
+// A write-up may list the devices without hosts and note each one's node after its name, with
+// "..." for the lines it left out: the note is not part of the GPU's name, and names the host.
+TEST_CASE("nccl log: a device line's \"(node N)\" note names its host, not its GPU") {
+  const NcclLog noted = parse(
+      "# Using devices (across 2 nodes)\n"
+      "#  Rank  0 Group  0 device  0 [0000:8f:00] NVIDIA B200 (node 0)\n"
+      "#  ...\n"
+      "#  Rank  8 Group  0 device  0 [0000:8f:00] NVIDIA B200 (node 1)\n"
+      "#  Rank 15 Group  0 device  7 [0000:cc:00] NVIDIA B200 (node 1)\n"
+      "#       size         count      type   redop    root     time   algbw   busbw\n"
+      "  8589934592    2147483648     float     sum      -1    23842  360.29  675.54\n",
+      "b200-2n16g-allreduce.log");
+  CHECK(noted.problems.empty());
+  CHECK(noted.gpu == "NVIDIA B200");
+  CHECK(noted.hosts == std::vector<std::string>{"node 0", "node 1"});
+  CHECK(noted.ranks == 16);
+}
+
 TEST_CASE("nccl log: a file name's <nodes>n<ranks>g word gives the run's layout") {
   const std::string row =
       "     1048576        262144     float     sum      -1    40.00   26.21   39.32       0    40.00   26.21   39.32       0\n";
