@@ -292,8 +292,18 @@ std::string_view strip_line_prefix(std::string_view line) {
       } else {
         const auto space = text.find_first_of(" \t");
         const std::string_view first = text.substr(0, space);
-        const std::string_view rest = space == std::string_view::npos ? std::string_view{} : trim(text.substr(space));
-        const bool bracket = first.size() > 2 && first.front() == '[' && first.back() == ']';
+        std::string_view rest = space == std::string_view::npos ? std::string_view{} : trim(text.substr(space));
+        bool bracket = first.size() > 2 && first.front() == '[' && first.back() == ']';
+        // A bracketed date and time with a space in it ("[2025-06-12 08:15:32,123]", Python's
+        // logging and many wrappers): the bracket as a whole.
+        if (!bracket && text.starts_with('[')) {
+          const auto close = text.find(']');
+          const std::string_view inside = close == std::string_view::npos ? std::string_view{} : text.substr(1, close - 1);
+          if (timestamp_length(std::string(inside) + " ") == inside.size() + 1) {
+            bracket = true;
+            rest = trim(text.substr(close + 1));
+          }
+        }
         const bool host = first.size() > 1 && first.back() == ':' &&
                           std::all_of(first.begin(), first.end() - 1, [](char c) {
                             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';

@@ -952,9 +952,11 @@ std::string prefixed_run(const std::string& prefix) {
 }  // namespace
 
 TEST_CASE("nccl log: labels other tools put before every line come off") {
-  // MPICH's -l, kubectl logs --prefix, pdsh, a collector's timestamps (two forms).
+  // MPICH's -l, kubectl logs --prefix, pdsh, a collector's timestamps (two forms, and bracketed
+  // with the space inside, as Python's logging writes them).
   for (const std::string prefix : {"[0] ", "[pod/nccl-test-launcher-abcde/nccl-test] ", "b200-node01: ",
-                                   "2025-03-04T10:11:12.123456+00:00 ", "2025-03-04 10:11:12,345 "}) {
+                                   "2025-03-04T10:11:12.123456+00:00 ", "2025-03-04 10:11:12,345 ",
+                                   "[2025-03-04 10:11:12,345] ", "[2025-03-04 10:11:12] "}) {
     CAPTURE(prefix);
     const NcclLog log = parse(prefixed_run(prefix), "b200-8g-allreduce-1.log");
     CHECK(log.problems.empty());
