@@ -549,6 +549,23 @@ class LogParser {
       return !c.empty() && c.find_first_not_of("-: ") == std::string_view::npos;
     });
     if (rule) return;
+    // A whole nccl-tests table set in markdown (a write-up's): its header cells name the columns
+    // with their units ("size (B)", "time (us)"), its rows carry every value. Read as the text table:
+    // the header by each cell's first word, a row by its values.
+    if (cells.size() >= 6) {
+      std::string words;
+      for (const auto cell : cells) {
+        const Tokens w = split(cell);
+        if (!w.empty()) words += std::string(words.empty() ? "" : " ") + std::string(w.front());
+      }
+      const Tokens values = split(words);
+      if (!values.empty() && all_digits(values.front())) return take_data_row(number, raw, values);
+      const std::string header = ascii_lower(words);  // "Size (B) | Count | ..." as well
+      if (const Tokens names = split(header); column_header(names)) {
+        take_nccl_line(number, raw, header, names);
+        return;
+      }
+    }
     if (cells.size() == 2) {
       const auto size = size_label(cells[0]);
       const auto busbw = parse_real(cells[1]);

@@ -238,6 +238,26 @@ The values (in GB/s) are bus bandwidths of in-place operations.
   CHECK(log.rows[2].size == 8ULL << 30);
 }
 
+// A write-up may set the whole nccl-tests table in markdown, its header cells with their units:
+// read as the text table (every value of a row, the header by each cell's first word).
+TEST_CASE("nccl log: a whole nccl-tests table in markdown reads as the text table") {
+  const NcclLog md = parse(
+      "Results on our box:\n"
+      "| Size (B) | Count | Type | Redop | Root | Time (us) | algbw (GB/s) | busbw (GB/s) | #wrong | Time (us) | algbw (GB/s) | busbw (GB/s) | #wrong |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+      "| 268435456 | 67108864 | float | sum | -1 | 1130.6 | 237.43 | 415.50 | 0 | 1129.4 | 237.68 | 415.94 | 0 |\n"
+      "| 1073741824 | 268435456 | float | sum | -1 | 4188.1 | 256.38 | 448.66 | 0 | 4185.6 | 256.53 | 448.93 | 0 |\n",
+      "h100-8g-allreduce.log");
+  CHECK(problem_lines(md) == std::vector<int>{1});  // the prose line
+  REQUIRE(md.rows.size() == 2);
+  CHECK_FALSE(md.summary_table);
+  REQUIRE(md.rows[1].in_place);
+  CHECK(md.rows[1].out_of_place->time_us == doctest::Approx(4188.1));
+  CHECK(md.rows[1].in_place->busbw_gbps == doctest::Approx(448.93));
+  CHECK(md.rows[1].root == -1);
+  CHECK(md.ranks == 8);
+}
+
 TEST_CASE("nccl log: rows with one placement") {
   const NcclLog cut = parse(
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
