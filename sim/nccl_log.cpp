@@ -164,7 +164,6 @@ void read_check(std::string_view token, CheckColumn check, MeasuredPoint& point)
   if (!point.max_error) throw RowError{"error \"" + std::string(token) + "\" is not a number"};
 }
 
-
 // --- the parser --------------------------------------------------------------------------------
 
 class LogParser {
@@ -577,7 +576,7 @@ class LogParser {
         return;
       }
     }
-    problem(number, raw, "markdown row is not \"| size | busbw |\"");
+    problem(number, raw, "markdown row is neither \"| size | busbw |\" nor a row or header of nccl-tests' table");
   }
 
   // A summary's size label is nccl-tests' power-of-two size written short, in thousands as often
