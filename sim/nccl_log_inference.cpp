@@ -69,6 +69,10 @@ class Inference {
       if (log_.ranks && *log_.ranks != layout->second)
         log_.notes.push_back("the file name says " + file_layout_word(log_) + " but the log has " +
                              std::to_string(*log_.ranks) + " ranks (by its " + log_.ranks_source + ")");
+    } else if (const auto named = ranks_in_file_name(log_.origin); named && log_.ranks && *log_.ranks != *named &&
+                                                                    log_.ranks_source != "file name") {
+      log_.notes.push_back("the file name says " + std::to_string(*named) + "g but the log has " +
+                           std::to_string(*log_.ranks) + " ranks (by its " + log_.ranks_source + ")");
     }
     merge_host_spellings();
     decide_ranks_per_host();

@@ -53,7 +53,9 @@ std::optional<FileNameLayout> file_name_layout(std::string_view origin) {
     const auto first = number(word);
     if (!first) continue;
     if (word == "g") {
-      if (!plain) plain = FileNameLayout{std::nullopt, *first};
+      // The last such word: a memory size comes earlier, in the system's name
+      // (superbench-a100-sxm4-40g-8g-allreduce-1: 8 GPUs, not 40).
+      plain = FileNameLayout{std::nullopt, *first};
       continue;
     }
     if (!word.starts_with('n')) continue;

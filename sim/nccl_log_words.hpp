@@ -39,7 +39,8 @@ std::optional<CollectiveKind> collective_named(std::string_view name);
 std::optional<CollectiveKind> collective_from_file_name(std::string_view origin);
 // The nodes and ranks of a multi-node run's <nodes>n<ranks>g word (...-2n16g-...: 2 and 16).
 std::optional<std::pair<int, int>> layout_from_file_name(std::string_view origin);
-// The ranks of the file name's <ranks>g word (rtx5090-pcie-4g-allreduce-1.log: 4; 2n16g: 16).
+// The ranks of the file name's <ranks>g word, the last of them (rtx5090-pcie-4g-allreduce-1.log: 4;
+// a100-sxm4-40g-8g: 8; 2n16g: 16).
 std::optional<int> ranks_in_file_name(std::string_view origin);
 
 // --- command lines ---

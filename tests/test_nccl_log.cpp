@@ -474,6 +474,12 @@ TEST_CASE("nccl log: a file name's <nodes>n<ranks>g word gives the run's layout"
     CHECK_FALSE(none.file_nodes);
     CHECK_FALSE(none.file_ranks);
   }
+  // One node's "<ranks>g" that the log contradicts is said too; of several such words the last is
+  // the GPU count (a memory size comes earlier, in the system's name: A100 40GB, 8 GPUs).
+  const NcclLog one = parse(row, "x-a100-40g-8g-allreduce-1.log");
+  REQUIRE(one.notes.size() == 1);
+  CHECK(one.notes[0] == "the file name says 8g but the log has 4 ranks (by its busbw/algbw ratio)");
+  CHECK(parse(row, "x-a100-40g-4g-allreduce-1.log").notes.empty());
 }
 
 TEST_CASE("nccl log: the collective comes from the command, then the banner, then the file name") {
@@ -978,14 +984,14 @@ TEST_CASE("nccl log: labels other tools put before every line come off") {
                                    "2025-03-04T10:11:12.123456+00:00 ", "2025-03-04 10:11:12,345 ",
                                    "[2025-03-04 10:11:12,345] ", "[2025-03-04 10:11:12] "}) {
     CAPTURE(prefix);
-    const NcclLog log = parse(prefixed_run(prefix), "b200-8g-allreduce-1.log");
+    const NcclLog log = parse(prefixed_run(prefix), "b200-allreduce-1.log");
     CHECK(log.problems.empty());
     CHECK(log.rows.size() == 2);
     CHECK(log.gpu == "NVIDIA B200");
     CHECK(log.nccl_env.at("NCCL_MAX_NCHANNELS") == "4");
   }
   // Only where what follows starts as nccl-tests output does: a line of prose keeps its words.
-  const NcclLog prose = parse("Note: the run below is the second one\n" + prefixed_run(""), "b200-8g-allreduce-1.log");
+  const NcclLog prose = parse("Note: the run below is the second one\n" + prefixed_run(""), "b200-allreduce-1.log");
   REQUIRE(prose.problems.size() == 1);
   CHECK(prose.problems[0].text == "Note: the run below is the second one");
 }
@@ -993,7 +999,7 @@ TEST_CASE("nccl log: labels other tools put before every line come off") {
 TEST_CASE("nccl log: NCCL's numeric setting reports end with a period, string ones do not") {
   const NcclLog log = parse(prefixed_run("") + "h:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n" +
                                 "h:1:1 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n",
-                            "b200-8g-allreduce-1.log");
+                            "b200-allreduce-1.log");
   CHECK(log.nccl_env.at("NCCL_MAX_NCHANNELS") == "4");
   CHECK(log.nccl_env.at("NCCL_NVLS_ENABLE") == "0");
   CHECK(log.nccl_env.at("NCCL_ALGO") == "Ring");
@@ -1004,7 +1010,7 @@ TEST_CASE("nccl log: exported settings count, under the command's own and NCCL's
   const NcclLog log = parse("export NCCL_ALGO=Tree NCCL_PROTO=Simple\nNCCL_NVLS_ENABLE=0\nexport CUDA_VISIBLE_DEVICES=0,1\n"
                             "NCCL_PROTO=LL128 ./build/all_reduce_perf -b 8 -e 16 -g 8\n" +
                                 prefixed_run(""),
-                            "b200-8g-allreduce-1.log");
+                            "b200-allreduce-1.log");
   CHECK(log.problems.empty());
   CHECK(log.nccl_env.at("NCCL_ALGO") == "Tree");
   CHECK(log.nccl_env.at("NCCL_NVLS_ENABLE") == "0");
@@ -1018,7 +1024,7 @@ TEST_CASE("nccl log: cputime columns, untimed placements, failed data checks") {
   SUBCASE("-C 1 heads the time columns cputime: read, and said") {
     std::string text = prefixed_run("");
     for (std::size_t at; (at = text.find("   time ")) != std::string::npos;) text.replace(at, 8, "cputime ");
-    const NcclLog log = parse(text, "b200-8g-allreduce-1.log");
+    const NcclLog log = parse(text, "b200-allreduce-1.log");
     CHECK(log.problems.empty());
     REQUIRE(log.rows.size() == 2);
     CHECK(log.rows[0].in_place->time_us == doctest::Approx(20.0));
@@ -1095,7 +1101,7 @@ TEST_CASE("nccl log: a label comes off only before a data row's shape, and expor
   // "Nodes: 1" and an MPI notice are text, not a label before a row: warnings, one run.
   const NcclLog log = parse("Nodes: 1\n[a0048:1235813] 7 more processes have sent help message help-mpi-btl-base.txt\n" +
                                 prefixed_run(""),
-                            "b200-8g-allreduce-1.log");
+                            "b200-allreduce-1.log");
   CHECK(problem_lines(log) == std::vector<int>{1, 2});
   CHECK(log.rows.size() == 2);
   CHECK(log.run_starts.empty());
