@@ -127,12 +127,12 @@ std::string named_with_options(const TopologyArgs& m) {
 // connections), a GeForce RTX card's stock driver (no P2P over PCIe: NVIDIA/nccl-tests issue 117,
 // whose RTX 2080 Ti "CANNOT Access Peer"), unless the run sets NCCL_P2P_LEVEL (what runs on a driver
 // patched to open P2P to GeForce cards set; the stock one ignores it).
-void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, const std::string& path,
+// `per_host`: the GPUs a host of the log runs (machine_from_log's count).
+void take_generic_pcie_machine(const NcclLog& log, const topo::GpuModel& gpu, int per_host, const std::string& path,
                                const std::string& name_it, TopologyArgs& m) {
   const std::string cards = gpu.name + " (SM " + std::to_string(gpu.sm) + ") PCIe cards";
   if (gpu.name.find("NVL") != std::string::npos)
     throw Error(path + ": its GPUs are " + cards + ", which come joined by NVLink bridges no preset describes" + name_it);
-  const int per_host = log.ranks_per_host.value_or(log.ranks.value_or(0));
   const std::string bridged_turing =
       gpu.sm == 75 && per_host == 2 ? "; two TU102 cards on an NVLink bridge: `--topo ws-2gpu-turing-nvbridge`" : "";
   for (const char* word : {"nvlink", "nvbridge"})
@@ -225,7 +225,7 @@ TopologyArgs machine_from_log(const NcclLog& log, const TopologyArgs& given, con
                 "), a baseboard part whose machine no preset describes" + name_it);
   TopologyArgs m = given;
   if (gpu->preset.empty()) {
-    take_generic_pcie_machine(log, *gpu, path, name_it, m);
+    take_generic_pcie_machine(log, *gpu, per_host, path, name_it, m);
     how = named_with_options(m) + ", the generic PCIe machine of the era of " + gpu_source + " " + gpu->name +
           " cards (no preset is their server)";
   } else {
