@@ -53,6 +53,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "most one thread block moves with LL to a GPU of another node (0: no cap beyond "
                  "channel_bandwidth_gbps.ll): NCCL keeps a network connection's LL send buffer in host memory, "
                  "so the block stores its lines over PCIe"});
+    v.push_back({"channel_bandwidth_gbps.ll.net.p2p", "GB/s",
+                 "the same for a point-to-point operation's block (sendrecv, alltoall, gather, scatter), which "
+                 "only copies its part into the lines where a tree's block also receives and reduces"});
     v.push_back({"p2p_block_memory_gbps", "GB/s",
                  "bytes of loads and stores one thread block of a point-to-point (send/recv) kernel issues per "
                  "second (0: no cap): a block that sends one peer's part and receives another's loads and stores "
@@ -62,6 +65,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});
     v.push_back({"hop_latency_us.net.simple.nvls_tree", "us",
                  "latency of one network step of the NVLS-tree algorithm (its tree between nodes)"});
+    v.push_back({"hop_latency_us.net.ll.p2p", "us",
+                 "latency of one point-to-point operation's LL message to a GPU of another node (sendrecv, "
+                 "alltoall, gather, scatter): what NCCL's proxy spends on each such operation"});
     v.push_back({"launch_latency_us.nvls", "us",
                  "fixed cost of one NVLS or NVLS-tree call, in place of the Simple protocol's: its kernels split "
                  "their warps into scatter, reduce and gather roles that hand every chunk over through the "
@@ -261,6 +267,7 @@ double Model::nvls_launch_latency_s() const { return get("launch_latency_us.nvls
 double Model::step_latency_s(LatencyClass c, Protocol p, std::string_view algorithm) const {
   if (algorithm == "nvls_tree" && c == LatencyClass::net && p == Protocol::simple)
     return get("hop_latency_us.net.simple.nvls_tree") * 1e-6;
+  if (algorithm == "direct" && c == LatencyClass::net && p == Protocol::ll) return get("hop_latency_us.net.ll.p2p") * 1e-6;
   return hop_latency_s(c, p, algorithm == "tree");
 }
 

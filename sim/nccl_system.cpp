@@ -236,7 +236,7 @@ int p2p_operation_channels(const System& s, Bytes bytes) {
 Protocol p2p_protocol(const System& s, Bytes bytes) {
   const int release = s.effective_release();
   constexpr Bytes kThreshold = Bytes{16} << 10;  // NCCL_P2P_LL_THRESHOLD
-  if (s.nodes > 1 || release < 12) return Protocol::simple;
+  if (release < 12) return Protocol::simple;
   const Bytes limit = release >= 19 ? kThreshold * static_cast<Bytes>(std::max(1, s.p2p_channels_per_peer)) : kThreshold;
   return bytes <= limit ? Protocol::ll : Protocol::simple;
 }

@@ -57,9 +57,8 @@ int launched_channels(const System& s, Algo algo, Protocol proto, Bytes nbytes, 
 int p2p_operation_channels(const System& s, Bytes bytes);
 // The protocol of a point-to-point operation of `bytes`: NCCL sends small ones with LL (enqueue.cc
 // addP2pToPlan, NCCL_P2P_LL_THRESHOLD 16 KiB: per operation from 2.12, times the per-peer channel
-// limit from 2.19), the rest with Simple. Across nodes ccsim keeps Simple: its LL network step
-// lacks the cost NCCL's proxy pays per operation, which the measured multi-node alltoall floors
-// show and Simple's network latency stands for (docs/accuracy-history.md).
+// limit from 2.19), the rest with Simple, within a node and across nodes alike (an LL message to
+// another node pays the proxy's cost per operation: model parameter hop_latency_us.net.ll.p2p).
 Protocol p2p_protocol(const System& s, Bytes bytes);
 // What one point-to-point operation of a call moves between two ranks: the whole buffer of a
 // sendrecv, one rank's block of an alltoall, gather or scatter.

@@ -77,6 +77,10 @@ struct Context {
   // EngineOptions::progress: steps run (of all calls) out of steps_total, and when to say so next.
   std::uint64_t steps_run = 0, steps_total = 0;
   std::chrono::steady_clock::time_point next_report;
+  // A point-to-point kernel's group (the direct algorithm): NCCL's proxy posts each of its network
+  // operations in turn at the same cost whatever the protocol, Simple's (Simple adds the flush
+  // NCCL's overhead triples for; a p2p operation's own posting and completion are what cost).
+  bool point_to_point = false;
 
   void ran_steps(std::uint64_t n) {
     steps_run += n;
@@ -221,7 +225,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         delay = std::max(0.0, alpha - local);
         alpha = std::min(alpha, local);
         proxy = std::max(0.0, alpha - gpu);
-        if (p2p_group) delay += ctx.plan.net_post_overhead_s(step.protocol) * batch_net_posts++;
+        if (p2p_group)
+          delay += ctx.plan.net_post_overhead_s(ctx.point_to_point ? Protocol::simple : step.protocol) * batch_net_posts++;
       }
       delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
@@ -235,6 +240,17 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     if (slot) slot->acquire();
     if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
     proxy_tail = std::min(proxy, std::max(0.0, alpha - batch_slept));  // of what this send slept
+    // Across the network a Simple point-to-point operation is stored and forwarded a chunk at a
+    // time: the sending block copies a chunk into the buffer the NIC reads before the proxy posts
+    // it, and the receiving block copies it out of the buffer the NIC wrote once the proxy sees it
+    // land. Pipelined over NCCL's slots the stages overlap, but for the first chunk's copy in and
+    // the last one's copy out, each at the block's rate (NCCL_P2P_NET_CHUNKSIZE: 128 KiB).
+    if (step.protocol == Protocol::simple && route.latency_class == LatencyClass::net && !ctx.p2p_block_cap_bytes_per_s.empty())
+      if (const double blocks_cap = ctx.p2p_block_cap_bytes_per_s[stream_index]; blocks_cap > 0) {
+        constexpr double kP2pNetChunkBytes = 128 << 10;
+        const double blocks = std::max(1, ctx.schedule.blocks_per_stream);  // a folded stream's identical blocks
+        delay += 2 * std::min(kP2pNetChunkBytes, static_cast<double>(step.count() * elem) / blocks) / (blocks_cap / blocks);
+      }
     Envelope* envelope = &no_delay;
     if (delay > 0 || slot) {
       if (ctx.spare_envelopes.empty()) {
@@ -389,7 +405,8 @@ double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, doub
     // A block sending to another node stores its lines into host memory: NCCL keeps a network
     // connection's LL send buffer there (src/transport/net.cc: under GPUDirect only the Simple
     // and LL128 buffers are GPU memory), so they cross PCIe, not NVLink, before the NIC reads them.
-    if (route == LatencyClass::net) cap_at(model.get("channel_bandwidth_gbps.ll.net") * 1e9);
+    if (route == LatencyClass::net)
+      cap_at(model.get(schedule.algorithm == "direct" ? "channel_bandwidth_gbps.ll.net.p2p" : "channel_bandwidth_gbps.ll.net") * 1e9);
   }
   // LL128's blocks share a ceiling of the GPU's too, where measured runs show one (Ampere).
   if (protocol == Protocol::ll128) cap_at(model.get("gpu_max_bandwidth_gbps.ll128") * 1e9 / blocks);
@@ -496,7 +513,8 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // 32 nodes 3.5 times (README "Engine speed").
   if (schedule.algorithm == "direct") sg4::Engine::set_config("network/optim:Full");
 
-  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {}};
+  Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {},
+              schedule.algorithm == "direct"};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
   const double blocks = std::max(1, schedule.blocks_per_rank());
   for (auto p : all_protocols())

@@ -32,6 +32,9 @@ double kernel_launch_s(const Schedule& schedule, const Model& model) {
   auto of = [&](Protocol p) {
     return nvls && p == Protocol::simple ? model.nvls_launch_latency_s() : model.launch_latency_s(p);
   };
+  // A point-to-point kernel (the direct algorithm) is one kernel whatever protocol each of its
+  // operations takes, so its fixed cost is one too: Simple's, NCCL's default for its operations.
+  if (schedule.algorithm == "direct") return of(Protocol::simple);
   double latency = 0;
   bool any = false;
   for (const auto& stream : schedule.streams)

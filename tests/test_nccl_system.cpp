@@ -418,7 +418,7 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   // A DGX-1: one NVLink lane to some peers, none to others (through a GPU or PCIe): 2 per peer.
   CHECK(nccl::describe(topo::make_preset("dgx1-v100"), 8).p2p_channels_per_peer == 2);
   // Small operations go with LL: up to 16 KiB times the per-peer limit (2.19+), 16 KiB before,
-  // Simple before 2.12; across nodes ccsim keeps Simple (nccl::p2p_protocol).
+  // Simple before 2.12; across nodes too, where the per-peer limit is the network peer's.
   CHECK(nccl::p2p_protocol(a100, 512 << 10) == Protocol::ll);
   CHECK(nccl::p2p_protocol(a100, (512 << 10) + 1) == Protocol::simple);
   nccl::System older = a100;
@@ -427,7 +427,8 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(nccl::p2p_protocol(older, 32 << 10) == Protocol::simple);
   older.release = 8;
   CHECK(nccl::p2p_protocol(older, 8) == Protocol::simple);
-  CHECK(nccl::p2p_protocol(b200, 8) == Protocol::simple);
+  CHECK(nccl::p2p_protocol(b200, 32 << 10) == Protocol::ll);  // 2 channels a peer under 2.28
+  CHECK(nccl::p2p_protocol(b200, (32 << 10) + 1) == Protocol::simple);
   // What an operation moves: a sendrecv's buffer, an alltoall's block per peer.
   CollectiveSpec spec;
   spec.kind = CollectiveKind::alltoall;
