@@ -65,6 +65,9 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});
     v.push_back({"hop_latency_us.net.simple.nvls_tree", "us",
                  "latency of one network step of the NVLS-tree algorithm (its tree between nodes)"});
+    v.push_back({"hop_latency_us.nvlink.simple.nvls", "us",
+                 "latency of one step of the NVLS and NVLS-tree kernels through the NVSwitch: a chunk handed "
+                 "from the GPUs' scatter warps to the switch reduction and on to the gather warps"});
     v.push_back({"hop_latency_us.net.ll.p2p", "us",
                  "latency of one point-to-point operation's LL message to a GPU of another node (sendrecv, "
                  "alltoall, gather, scatter): what NCCL's proxy spends on each such operation"});
@@ -268,6 +271,8 @@ double Model::step_latency_s(LatencyClass c, Protocol p, std::string_view algori
   if (algorithm == "nvls_tree" && c == LatencyClass::net && p == Protocol::simple)
     return get("hop_latency_us.net.simple.nvls_tree") * 1e-6;
   if (algorithm == "direct" && c == LatencyClass::net && p == Protocol::ll) return get("hop_latency_us.net.ll.p2p") * 1e-6;
+  if ((algorithm == "nvls" || algorithm == "nvls_tree") && c == LatencyClass::nvlink && p == Protocol::simple)
+    return get("hop_latency_us.nvlink.simple.nvls") * 1e-6;
   return hop_latency_s(c, p, algorithm == "tree");
 }
 
