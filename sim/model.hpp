@@ -74,7 +74,8 @@ class Model {
   double hop_latency_s(LatencyClass c, Protocol p, bool tree = false) const;
   // The latency of one step of `algorithm` (a registry name): NCCL's hwLat table has a row for
   // the tree and one for NVLS-tree's Simple network steps; a point-to-point operation's LL message
-  // to another node has its own (the proxy's cost per operation); every other step takes the ring's.
+  // to another node has its own (the proxy's cost per operation), and so do the NVLS and NVLS-tree
+  // kernels' Simple steps through the switch (their cost per chunk); every other step takes the ring's.
   double step_latency_s(LatencyClass c, Protocol p, std::string_view algorithm) const;
   // Fraction of a link's signalling rate that carries data (protocol headers, flow control).
   double nvlink_efficiency() const { return get("nvlink_efficiency"); }

@@ -78,8 +78,8 @@ struct Context {
   std::uint64_t steps_run = 0, steps_total = 0;
   std::chrono::steady_clock::time_point next_report;
   // A point-to-point kernel's group (the direct algorithm): NCCL's proxy posts each of its network
-  // operations in turn at the same cost whatever the protocol, Simple's (Simple adds the flush
-  // NCCL's overhead triples for; a p2p operation's own posting and completion are what cost).
+  // operations in turn, and posting and completing an operation cost it the same whatever the
+  // protocol: Simple's overhead (three times the LL one's in NCCL's model) for all of them.
   bool point_to_point = false;
 
   void ran_steps(std::uint64_t n) {
