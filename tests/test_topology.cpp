@@ -183,7 +183,7 @@ TEST_CASE("dgx1-v100 reproduces its published nvidia-smi topo -m GPU matrix") {
 TEST_CASE("NVSwitch presets give NV# between all GPU pairs as published") {
   for (auto [name, cls] : std::vector<std::pair<std::string, std::string>>{
            {"dgx2-v100", "NV6"}, {"dgx-a100", "NV12"}, {"dgx-h100", "NV18"}, {"dgx-h200", "NV18"}, {"hgx-h800", "NV8"},
-           {"hgx-b200", "NV18"}}) {
+           {"hgx-b200", "NV18"}, {"hgx-b300", "NV18"}}) {
     const Topology t = make_preset(name);
     for (std::size_t a = 0; a < t.gpu_count(); ++a)
       for (std::size_t b = 0; b < t.gpu_count(); ++b)
@@ -773,7 +773,7 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
       {"NVIDIA A10G", 86, "ampere", "", true},
       {"NVIDIA A800-SXM4-80GB", 80, "ampere", ""},
       {"NVIDIA A800 80GB PCIe", 80, "ampere", "", true},
-      {"NVIDIA B300 SXM6 AC", 103, "blackwell", ""},
+      {"NVIDIA B300 SXM6 AC", 103, "blackwell", "hgx-b300"},
       {"Tesla V100S-PCIE-32GB", 70, "volta", "", true},
       {"Quadro GV100", 70, "volta", "", true},
       {"Tesla P100-SXM2-16GB", 60, "volta", ""},

@@ -64,7 +64,7 @@ const Rule kRules[] = {
     {{"GB200"}, "GB200", 100, "", "gb200-nvl72"},
     {{"GB300"}, "GB300", 103, "", ""},
     {{"GB10"}, "GB10", 121, "gb10", "dgx-spark"},
-    {{"B300"}, "B300", 103, "", ""},
+    {{"B300"}, "B300", 103, "", "hgx-b300"},
     {{"B200"}, "B200", 100, "", "hgx-b200"},
     {{"GH200"}, "GH200", 90, "", "gh200-quad"},
     {{"H200", "NVL"}, "H200 NVL", 90, "h200", ""},
@@ -149,9 +149,9 @@ std::optional<GpuModel> identify_gpu(std::string_view device_name) {
   for (const Rule& r : kRules) {
     if (!std::all_of(r.words.begin(), r.words.end(), has)) continue;
     const std::string family = *r.family ? r.family : family_of_sm(r.sm);
-    // Baseboard parts whose board no preset describes (HGX H20, HGX A800, HGX B300, GB300 NVL72,
-    // the P100 DGX-1's four NVLink1 lanes a GPU).
-    static constexpr std::string_view kBoardParts[] = {"H20", "A800", "B300", "GB300", "P100 SXM2"};
+    // Baseboard parts whose board no preset describes (HGX H20, HGX A800, GB300 NVL72, the P100
+    // DGX-1's four NVLink1 lanes a GPU).
+    static constexpr std::string_view kBoardParts[] = {"H20", "A800", "GB300", "P100 SXM2"};
     const bool board = *r.preset || std::find(std::begin(kBoardParts), std::end(kBoardParts), r.name) != std::end(kBoardParts);
     return GpuModel{r.name, r.sm, family, r.preset, !board};
   }

@@ -316,6 +316,19 @@ const std::vector<Preset>& registry() {
                    const auto g = add_nvswitch_node(t, n, ns, 8, "blackwell", "5", {9, 9}, true);
                    return add_pcie_tree(t, n, ns, g, 8, 1, "5", "upi-spr");
                  })},
+      // HGX B300 (NVIDIA's HGX B300 and DGX B300 datasheets): the B200's NVLink5 baseboard with
+      // Blackwell Ultra GPUs, and one ConnectX-8 SuperNIC per GPU at 800 Gb/s, whose PCIe Gen6
+      // switch the GPU sits behind.
+      {{"hgx-b300",
+        "NVIDIA HGX B300: 8 B300 (Blackwell Ultra), 18 NVLink5 lanes each to 2 NVSwitch chips (900 GB/s per "
+        "direction), NVLS-capable; one 800G XDR ConnectX-8 NIC per GPU, the GPU behind its PCIe Gen6 switch, "
+        "2 sockets",
+        false, true},
+       networked("hgx-b300", "xdr",
+                 [](Topology& t, int n, int ns) {
+                   const auto g = add_nvswitch_node(t, n, ns, 8, "blackwell", "5", {9, 9}, true);
+                   return add_pcie_tree(t, n, ns, g, 8, 1, "6", "upi-spr");
+                 })},
       {{"gb200-nvl72",
         "NVIDIA GB200 NVL72 rack: 72 B200 in one NVLink5 domain (18 lanes each, one to each of 18 NVSwitch "
         "chips), NVLS-capable; 18 trays of 4 GPUs with 4 NICs (400G NDR) each. --nodes N: N racks",
