@@ -104,6 +104,14 @@ std::vector<DeviceId> add_dgx1_node(Topology& t, int node, int nodes) {
   return add_pcie_tree(t, node, nodes, g, 4, 1, "3", "qpi-bdw");
 }
 
+// HGX B200 / B300: 8 Blackwell GPUs with 18 NVLink5 lanes each, 9 to each of 2 NVSwitch chips; each
+// GPU behind a PCIe switch of `pcie_gen` with its NIC (B300: the ConnectX-8's own Gen6 switch), four
+// GPU+NIC pairs per socket, two sockets joined by UPI. Returns the NICs in rail order.
+std::vector<DeviceId> add_hgx_blackwell_node(Topology& t, int node, int nodes, const std::string& pcie_gen) {
+  const auto g = add_nvswitch_node(t, node, nodes, 8, "blackwell", "5", {9, 9}, true);
+  return add_pcie_tree(t, node, nodes, g, 8, 1, pcie_gen, "upi-spr");
+}
+
 // A 4-GPU V100 SXM2 server (the ABCI V-node, reference data/measured/INDEX.md): the four GPUs joined
 // all-to-all by two NVLink2 lanes per pair (NV2: each GPU's six lanes); one PCIe Gen3 switch per
 // socket with two GPUs and one 100G EDR NIC; 2 Skylake sockets.
@@ -311,11 +319,7 @@ const std::vector<Preset>& registry() {
         "NVIDIA HGX B200: 8 B200, 18 NVLink5 lanes each to 2 NVSwitch chips (900 GB/s per direction), "
         "NVLS-capable; one 400G NDR NIC per GPU behind a PCIe Gen5 switch, 2 sockets",
         false, true},
-       networked("hgx-b200", "ndr",
-                 [](Topology& t, int n, int ns) {
-                   const auto g = add_nvswitch_node(t, n, ns, 8, "blackwell", "5", {9, 9}, true);
-                   return add_pcie_tree(t, n, ns, g, 8, 1, "5", "upi-spr");
-                 })},
+       networked("hgx-b200", "ndr", [](Topology& t, int n, int ns) { return add_hgx_blackwell_node(t, n, ns, "5"); })},
       // HGX B300 (NVIDIA's HGX B300 and DGX B300 datasheets): the B200's NVLink5 baseboard with
       // Blackwell Ultra GPUs, and one ConnectX-8 SuperNIC per GPU at 800 Gb/s, whose PCIe Gen6
       // switch the GPU sits behind.
@@ -324,11 +328,7 @@ const std::vector<Preset>& registry() {
         "direction), NVLS-capable; one 800G XDR ConnectX-8 NIC per GPU, the GPU behind its PCIe Gen6 switch, "
         "2 sockets",
         false, true},
-       networked("hgx-b300", "xdr",
-                 [](Topology& t, int n, int ns) {
-                   const auto g = add_nvswitch_node(t, n, ns, 8, "blackwell", "5", {9, 9}, true);
-                   return add_pcie_tree(t, n, ns, g, 8, 1, "6", "upi-spr");
-                 })},
+       networked("hgx-b300", "xdr", [](Topology& t, int n, int ns) { return add_hgx_blackwell_node(t, n, ns, "6"); })},
       {{"gb200-nvl72",
         "NVIDIA GB200 NVL72 rack: 72 B200 in one NVLink5 domain (18 lanes each, one to each of 18 NVSwitch "
         "chips), NVLS-capable; 18 trays of 4 GPUs with 4 NICs (400G NDR) each. --nodes N: N racks",
