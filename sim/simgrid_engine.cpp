@@ -511,10 +511,11 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // pure overhead: a full update of all flows ran `ccsim perf alltoall --nodes 8 -b 1G -e 1G -c 0`
   // in 2.9 s instead of 5.4 s (16 nodes: 94 s instead of 180 s), while it slowed the NVLS tree at
   // 32 nodes 3.5 times (README "Engine speed").
-  if (schedule.algorithm == "direct") sg4::Engine::set_config("network/optim:Full");
+  const bool point_to_point = schedule.algorithm == "direct";  // NCCL's point-to-point kernel
+  if (point_to_point) sg4::Engine::set_config("network/optim:Full");
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {},
-              schedule.algorithm == "direct"};
+              point_to_point};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
   const double blocks = std::max(1, schedule.blocks_per_rank());
   for (auto p : all_protocols())
@@ -528,7 +529,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // NCCL's point-to-point kernel gives each operation's part a block of its own (and a send and a
   // receive of one round the same block, half its warps each): what that block loads and stores
   // bounds the part, however wide the links (p2p_block_memory_gbps).
-  if (const double block = model.get("p2p_block_memory_gbps") * 1e9; block > 0 && schedule.algorithm == "direct") {
+  if (const double block = model.get("p2p_block_memory_gbps") * 1e9; block > 0 && point_to_point) {
     ctx.p2p_block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
     for (std::size_t i = 0; i < schedule.streams.size(); ++i)
       if (const double per_byte = memory_bytes_per_sent_byte(schedule.streams[i]); per_byte > 0)
