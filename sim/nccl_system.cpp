@@ -19,7 +19,7 @@ Arch arch_of(const std::string& family) {
   if (family == "volta") return Arch::volta;
   if (family == "ampere") return Arch::ampere;
   if (family == "hopper" || family == "h200") return Arch::hopper;
-  if (family == "blackwell" || family == "gb10") return Arch::blackwell;
+  if (family == "blackwell" || family == "gb200" || family == "gb10") return Arch::blackwell;
   throw Error("no NCCL architecture class for GPU family \"" + family + "\"");
 }
 

@@ -84,18 +84,25 @@ TEST_CASE("every built-in model loads, complete, with a source for every value")
   }
 }
 
+TEST_CASE("a GB200 NVL72 rack's GPUs take the Blackwell model but for the rack's NVLS rate") {
+  const Model rack = Model::builtin("gb200");
+  const Model board = Model::builtin("blackwell");
+  CHECK(rack.nvlink_efficiency() == board.nvlink_efficiency());  // rings and point-to-point as on a board
+  CHECK(rack.get("nvls_efficiency") < board.get("nvls_efficiency"));
+  CHECK(rack.get("nvls_efficiency.tree") < board.get("nvls_efficiency.tree"));
+  CHECK(rack.get("hop_latency_us.nvlink.simple.nvls") == board.get("hop_latency_us.nvlink.simple.nvls"));
+}
+
 TEST_CASE("a log's NCCL release picks the built-in model that stands for it") {
-  CHECK(Model::builtin_name_for("blackwell", "2.26.6") == "blackwell-nccl2.26");
-  CHECK(Model::builtin_name_for("blackwell", "2.25.1") == "blackwell-nccl2.26");  // before 2.27's SM100 constants too
-  CHECK(Model::builtin_name_for("blackwell", "2.27.3") == "blackwell");
-  CHECK(Model::builtin_name_for("blackwell", "") == "blackwell");
   CHECK(Model::builtin_name_for("ampere", "2.8.4") == "ampere-nccl2.8");
+  CHECK(Model::builtin_name_for("ampere", "2.7.8") == "ampere-nccl2.8");
   CHECK(Model::builtin_name_for("ampere", "2.18.5") == "ampere");
-  CHECK(Model::builtin_name_for("hopper", "2.26.2") == "hopper");  // releases belong to a family
+  CHECK(Model::builtin_name_for("ampere", "") == "ampere");
+  CHECK(Model::builtin_name_for("hopper", "2.8.4") == "hopper");  // releases belong to a family
+  CHECK(Model::builtin_name_for("blackwell", "2.26.6") == "blackwell");  // its NVLink rate is every release's
   // The release model is the family's but for what its era measured.
-  CHECK(Model::builtin("blackwell-nccl2.26").nvlink_efficiency() < Model::builtin("blackwell").nvlink_efficiency());
-  CHECK(Model::builtin("blackwell-nccl2.26").to_json()["for_nccl"]["releases"] == nlohmann::json{"2.25", "2.26"});
-  CHECK_FALSE(Model::builtin("blackwell").to_json().contains("for_nccl"));  // not inherited
+  CHECK(Model::builtin("ampere-nccl2.8").to_json()["for_nccl"]["releases"] == nlohmann::json{"2.7", "2.8"});
+  CHECK_FALSE(Model::builtin("ampere").to_json().contains("for_nccl"));  // not inherited
   CHECK_THROWS_WITH_AS(
       Model::from_json(nlohmann::json::parse(R"({"base": "hopper", "for_nccl": {"family": "hopper"}, "parameters": {}})"), "m.json"),
       doctest::Contains("m.json: for_nccl: expected"), Error);

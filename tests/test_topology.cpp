@@ -192,6 +192,9 @@ TEST_CASE("NVSwitch presets give NV# between all GPU pairs as published") {
   const Topology a100 = make_preset("dgx-a100");  // GPU0/1 reach NIC0/1 through two PCIe switches
   CHECK(path_class(a100, a100.gpu(0), a100.nics_of_node(0)[0]) == "PXB");
   CHECK(path_class(a100, a100.gpu(1), a100.nics_of_node(0)[1]) == "PXB");
+  // A rack's GPUs are a family of their own (their model: the rack's NVLS rate), a board's Blackwell.
+  CHECK(make_preset("gb200-nvl72").gpu_arch() == "gb200");
+  CHECK(make_preset("hgx-b200").gpu_arch() == "blackwell");
   const Topology nvb = make_preset("pcie-gen4-4gpu-nvbridge");
   CHECK(path_class(nvb, nvb.gpu(0), nvb.gpu(1)) == "NV12");
   CHECK(path_class(nvb, nvb.gpu(0), nvb.gpu(2)) == "SYS");
@@ -758,7 +761,7 @@ TEST_CASE("GPU names from device lines: compute capability, model family and the
       {"Tesla V100-SXM3-32GB", 70, "volta", "dgx2-v100"},
       {"Tesla V100-PCIE-32GB", 70, "volta", "", true},
       {"NVIDIA B200", 100, "blackwell", "hgx-b200"},
-      {"NVIDIA GB200", 100, "blackwell", "gb200-nvl72"},
+      {"NVIDIA GB200", 100, "gb200", "gb200-nvl72"},
       {"NVIDIA GB10", 121, "gb10", "dgx-spark"},
       {"NVIDIA L40S", 89, "ampere", "", true},
       {"NVIDIA GeForce RTX 4090", 89, "ampere", "", true},

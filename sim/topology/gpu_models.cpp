@@ -61,7 +61,7 @@ struct Rule {
 // name it contains. Presets: the 8-GPU baseboards and DGX machines of `ccsim topo list`; a GPU sold
 // as a PCIe card names none (the PCIe presets are templates, not that machine).
 const Rule kRules[] = {
-    {{"GB200"}, "GB200", 100, "", "gb200-nvl72"},
+    {{"GB200"}, "GB200", 100, "gb200", "gb200-nvl72"},
     {{"GB300"}, "GB300", 103, "", ""},
     {{"GB10"}, "GB10", 121, "gb10", "dgx-spark"},
     {{"B300"}, "B300", 103, "", "hgx-b300"},
@@ -139,7 +139,7 @@ std::string family_of_sm(int sm) {
 }
 
 const std::vector<std::string>& gpu_families() {
-  static const std::vector<std::string> families{"volta", "ampere", "hopper", "h200", "blackwell", "gb10"};
+  static const std::vector<std::string> families{"volta", "ampere", "hopper", "h200", "blackwell", "gb200", "gb10"};
   return families;
 }
 

@@ -180,12 +180,12 @@ SmiMatrix parse_nvidia_smi(const std::string& text, const std::string& origin) {
 }
 
 LinkGenerations link_generations_of(const std::string& arch) {
-  // A timing model's family: a model name starts with it (ampere-nccl2.8, blackwell-nccl2.26; h200
-  // is a Hopper GPU).
+  // A timing model's family: a model name starts with it (ampere-nccl2.8; h200 is a Hopper GPU, gb200
+  // a Blackwell one).
   auto is = [&](const char* family) { return arch.rfind(family, 0) == 0; };
   if (is("volta")) return {"2", "3"};
   if (is("ampere")) return {"3", "4"};
-  if (is("blackwell") || is("gb10")) return {"5", "5"};
+  if (is("blackwell") || is("gb200") || is("gb10")) return {"5", "5"};
   return {"4", "5"};  // hopper, h200
 }
 

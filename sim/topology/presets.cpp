@@ -335,7 +335,7 @@ const std::vector<Preset>& registry() {
         false, true},
        networked("gb200-nvl72", "ndr",
                  [](Topology& t, int n, int ns) {
-                   const auto g = add_nvswitch_node(t, n, ns, 72, "blackwell", "5", std::vector<int>(18, 1), true);
+                   const auto g = add_nvswitch_node(t, n, ns, 72, "gb200", "5", std::vector<int>(18, 1), true);
                    std::vector<DeviceId> nics;
                    for (int tray = 0; tray < 18; ++tray) {
                      const DeviceId cpu = add_device(t, n, ns, "grace" + std::to_string(tray), DeviceKind::cpu);
