@@ -72,7 +72,8 @@ struct Context {
   std::vector<double> pass_end[2];
   double direct_nvlink_saving_s = 0;  // less per hop over a lane between two GPUs
   // The most one Simple send of each stream moves (0: no cap), from what its thread block can load
-  // and store (memory_bytes_per_sent_byte): point-to-point kernels only.
+  // and store (memory_bytes_per_sent_byte): point-to-point kernels, and ring collectives where the
+  // model sets ring_block_memory_gbps.
   std::vector<double> p2p_block_cap_bytes_per_s;
   // EngineOptions::progress: steps run (of all calls) out of steps_total, and when to say so next.
   std::uint64_t steps_run = 0, steps_total = 0;
@@ -245,7 +246,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     // it, and the receiving block copies it out of the buffer the NIC wrote once the proxy sees it
     // land. Pipelined over NCCL's slots the stages overlap, but for the first chunk's copy in and
     // the last one's copy out, each at the block's rate (NCCL_P2P_NET_CHUNKSIZE: 128 KiB).
-    if (step.protocol == Protocol::simple && route.latency_class == LatencyClass::net && !ctx.p2p_block_cap_bytes_per_s.empty())
+    if (ctx.point_to_point && step.protocol == Protocol::simple && route.latency_class == LatencyClass::net &&
+        !ctx.p2p_block_cap_bytes_per_s.empty())
       if (const double blocks_cap = ctx.p2p_block_cap_bytes_per_s[stream_index]; blocks_cap > 0) {
         constexpr double kP2pNetChunkBytes = 128 << 10;
         const double blocks = std::max(1, ctx.schedule.blocks_per_stream);  // a folded stream's identical blocks
@@ -427,7 +429,9 @@ double memory_bytes_per_sent_byte(const Stream& stream) {
     if (step.protocol == Protocol::simple) switch (step.kind) {
         case StepKind::send: {
           const bool loaded = previous && previous->protocol == Protocol::simple &&
-                              (previous->kind == StepKind::send ? previous->src == step.src : previous->dst == step.src);
+                              (previous->kind == StepKind::send   ? previous->src == step.src
+                               : previous->kind == StepKind::copy ? previous->src == step.src || previous->dst == step.src
+                                                                  : previous->dst == step.src);
           memory += (loaded ? 1 : 2) * n;
           sent += n;
           break;
@@ -528,8 +532,10 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
       options.charge_compute && reduce_kernels_matter(schedule, plan, model, ctx.channel_cap_bytes_per_s);
   // NCCL's point-to-point kernel gives each operation's part a block of its own (and a send and a
   // receive of one round the same block, half its warps each): what that block loads and stores
-  // bounds the part, however wide the links (p2p_block_memory_gbps).
-  if (const double block = model.get("p2p_block_memory_gbps") * 1e9; block > 0 && point_to_point) {
+  // bounds the part, however wide the links (p2p_block_memory_gbps). A ring's block loads and stores
+  // as its primitives do too (ring_block_memory_gbps, where a model sets it).
+  const double block = model.get(point_to_point ? "p2p_block_memory_gbps" : "ring_block_memory_gbps") * 1e9;
+  if (block > 0 && (point_to_point || schedule.algorithm == "ring")) {
     ctx.p2p_block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
     for (std::size_t i = 0; i < schedule.streams.size(); ++i)
       if (const double per_byte = memory_bytes_per_sent_byte(schedule.streams[i]); per_byte > 0)

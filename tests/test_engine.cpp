@@ -956,6 +956,38 @@ TEST_CASE("LL128 blocks together move at most gpu_max_bandwidth_gbps.ll128: fewe
   CHECK(transfer_s(12) == doctest::Approx(wire / 10e9).epsilon(1e-3));
 }
 
+TEST_CASE("a ring's Simple block sends at most ring_block_memory_gbps over the bytes it loads and stores per byte sent") {
+  // A 2-rank ring all_gather on one channel: in place a block loads and stores each byte it sends
+  // (2) and each it receives (2), 4 a byte sent; out of place it also copies its own block, whose
+  // send then costs only the store: 5. The rate is the slope in size; the links (450 GB/s) would
+  // allow far more.
+  Model m = pure_alpha_beta();
+  auto slope_s_per_byte = [&](bool in_place) {
+    auto one = [&](std::uint64_t count) {
+      CollectiveSpec spec;
+      spec.kind = CollectiveKind::all_gather;
+      spec.nranks = 2;
+      spec.count = count;
+      algo::AlgorithmOptions o;
+      o.channels = 1;
+      o.chunk_bytes = 64 << 10;
+      Schedule s = algo::compile("ring", spec, o);
+      if (in_place) s = *in_place_variant(s);
+      return simulate(s, flat(2), m, no_compute()).timeline.total_s();
+    };
+    return (one(2 << 20) - one(1 << 20)) / (4.0 * (1 << 20) / 2);  // per byte each rank sends
+  };
+  const double free_in_place = slope_s_per_byte(true);
+  CHECK(free_in_place == doctest::Approx(1 / kPortBandwidth).epsilon(1e-3));
+  m.set("ring_block_memory_gbps", 20, "test");
+  CHECK(slope_s_per_byte(true) == doctest::Approx(4 / 20e9).epsilon(1e-3));
+  CHECK(slope_s_per_byte(false) == doctest::Approx(5 / 20e9).epsilon(1e-3));
+  // Not a point-to-point kernel's figure, nor the other way round.
+  m.set("ring_block_memory_gbps", 0, "test");
+  m.set("p2p_block_memory_gbps", 20, "test");
+  CHECK(slope_s_per_byte(true) == doctest::Approx(free_in_place).epsilon(1e-3));
+}
+
 TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.net per block: over NVLink or PCIe, no such cap") {
   Model m = pure_alpha_beta();
   m.set("channel_bandwidth_gbps.ll", 10, "test");
