@@ -74,7 +74,7 @@ struct Context {
   // The most one Simple send of each stream moves (0: no cap), from what its thread block can load
   // and store (memory_bytes_per_sent_byte): point-to-point kernels, and ring collectives where the
   // model sets ring_block_memory_gbps.
-  std::vector<double> p2p_block_cap_bytes_per_s;
+  std::vector<double> block_cap_bytes_per_s;
   // EngineOptions::progress: steps run (of all calls) out of steps_total, and when to say so next.
   std::uint64_t steps_run = 0, steps_total = 0;
   std::chrono::steady_clock::time_point next_report;
@@ -247,8 +247,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     // land. Pipelined over NCCL's slots the stages overlap, but for the first chunk's copy in and
     // the last one's copy out, each at the block's rate (NCCL_P2P_NET_CHUNKSIZE: 128 KiB).
     if (ctx.point_to_point && step.protocol == Protocol::simple && route.latency_class == LatencyClass::net &&
-        !ctx.p2p_block_cap_bytes_per_s.empty())
-      if (const double blocks_cap = ctx.p2p_block_cap_bytes_per_s[stream_index]; blocks_cap > 0) {
+        !ctx.block_cap_bytes_per_s.empty())
+      if (const double blocks_cap = ctx.block_cap_bytes_per_s[stream_index]; blocks_cap > 0) {
         constexpr double kP2pNetChunkBytes = 128 << 10;
         const double blocks = std::max(1, ctx.schedule.blocks_per_stream);  // a folded stream's identical blocks
         delay += 2 * std::min(kP2pNetChunkBytes, static_cast<double>(step.count() * elem) / blocks) / (blocks_cap / blocks);
@@ -269,8 +269,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
     sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
     double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
-    if (step.protocol == Protocol::simple && !ctx.p2p_block_cap_bytes_per_s.empty()) {
-      const double block = ctx.p2p_block_cap_bytes_per_s[stream_index];
+    if (step.protocol == Protocol::simple && !ctx.block_cap_bytes_per_s.empty()) {
+      const double block = ctx.block_cap_bytes_per_s[stream_index];
       if (block > 0) cap = cap > 0 ? std::min(cap, block) : block;
     }
     if (cap > 0) comm->set_rate(cap);
@@ -534,12 +534,13 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // receive of one round the same block, half its warps each): what that block loads and stores
   // bounds the part, however wide the links (p2p_block_memory_gbps). A ring's block loads and stores
   // as its primitives do too (ring_block_memory_gbps, where a model sets it).
+  const bool ring = schedule.algorithm == "ring";
   const double block = model.get(point_to_point ? "p2p_block_memory_gbps" : "ring_block_memory_gbps") * 1e9;
-  if (block > 0 && (point_to_point || schedule.algorithm == "ring")) {
-    ctx.p2p_block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
+  if (block > 0 && (point_to_point || ring)) {
+    ctx.block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
     for (std::size_t i = 0; i < schedule.streams.size(); ++i)
       if (const double per_byte = memory_bytes_per_sent_byte(schedule.streams[i]); per_byte > 0)
-        ctx.p2p_block_cap_bytes_per_s[i] = block * schedule.blocks_per_stream / per_byte;
+        ctx.block_cap_bytes_per_s[i] = block * schedule.blocks_per_stream / per_byte;
   }
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.
