@@ -419,8 +419,9 @@ double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, doub
 // each source once and store it to every destination: a send of data the block has just received,
 // copied or sent (a forward, a copy-and-send, one of several sends of one buffer) costs only its
 // store; a send from a buffer a load and a store; a receive into a buffer the load of the FIFO
-// and a store; a receive that reduces, or a local reduce, two loads and a store; a copy a load and
-// a store. 0: the stream sends nothing with Simple.
+// and a store; a receive that reduces, or a local reduce, two loads and a store, which is the send's
+// where it passes on a partial sum; a copy a load and a store. 0: the stream sends nothing with
+// Simple.
 double memory_bytes_per_sent_byte(const Stream& stream) {
   double memory = 0, sent = 0;
   const Step* previous = nullptr;
@@ -428,6 +429,14 @@ double memory_bytes_per_sent_byte(const Stream& stream) {
     const double n = static_cast<double>(step.count());
     if (step.protocol == Protocol::simple) switch (step.kind) {
         case StepKind::send: {
+          // A partial sum passed on (recvReduceSend) is stored once, to the peer: the reduce's
+          // store was this send's. A final one is also kept (recvReduceCopySend).
+          const bool passed_on = previous && previous->protocol == Protocol::simple && previous->kind == StepKind::recv &&
+                                 previous->reduce && !previous->finalize && previous->dst == step.src;
+          if (passed_on) {
+            sent += n;
+            break;
+          }
           const bool loaded = previous && previous->protocol == Protocol::simple &&
                               (previous->kind == StepKind::send   ? previous->src == step.src
                                : previous->kind == StepKind::copy ? previous->src == step.src || previous->dst == step.src

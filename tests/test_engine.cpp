@@ -982,6 +982,22 @@ TEST_CASE("a ring's Simple block sends at most ring_block_memory_gbps over the b
   m.set("ring_block_memory_gbps", 20, "test");
   CHECK(slope_s_per_byte(true) == doctest::Approx(4 / 20e9).epsilon(1e-3));
   CHECK(slope_s_per_byte(false) == doctest::Approx(5 / 20e9).epsilon(1e-3));
+  // A 3-rank all_reduce: send (2), pass on a partial sum (recvReduceSend: two loads, one store), keep
+  // and send the final one (two loads, two stores), forward it (a load, two stores), receive the last
+  // (2): 14 bytes over 4 sends.
+  auto all_reduce_slope = [&] {
+    auto one = [&](std::uint64_t count) {
+      CollectiveSpec spec;
+      spec.nranks = 3;
+      spec.count = count;
+      algo::AlgorithmOptions o;
+      o.channels = 1;
+      o.chunk_bytes = 64 << 10;
+      return simulate(algo::compile("ring", spec, o), flat(3), m, no_compute()).timeline.total_s();
+    };
+    return (one(3 << 20) - one(3 << 19)) / (4.0 / 3 * 4 * (3 << 19));  // per byte each rank sends
+  };
+  CHECK(all_reduce_slope() == doctest::Approx(3.5 / 20e9).epsilon(2e-3));
   // Not a point-to-point kernel's figure, nor the other way round.
   m.set("ring_block_memory_gbps", 0, "test");
   m.set("p2p_block_memory_gbps", 20, "test");
