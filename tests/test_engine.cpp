@@ -194,15 +194,20 @@ TEST_CASE("a schedule larger than the topology is refused") {
 }
 
 namespace {
-double simulate_pure(const std::string& algorithm, CollectiveKind kind, int n, std::uint64_t count) {
+// A call of `count` floats on one channel of a flat NVSwitch machine (one chunk loop unless
+// `chunk_bytes` says less), without compute: its time.
+double simulate_pure(const std::string& algorithm, CollectiveKind kind, int n, std::uint64_t count,
+                     const Model& model = pure_alpha_beta(), std::uint64_t chunk_bytes = 0, bool in_place = false) {
   CollectiveSpec spec;
   spec.kind = kind;
   spec.nranks = n;
   spec.count = count;
   algo::AlgorithmOptions o;
   o.channels = 1;
-  o.chunk_bytes = count * 4;
-  return simulate(algo::compile(algorithm, spec, o), flat(n), pure_alpha_beta(), no_compute()).timeline.total_s();
+  o.chunk_bytes = chunk_bytes ? chunk_bytes : count * 4;
+  Schedule s = algo::compile(algorithm, spec, o);
+  if (in_place) s = *in_place_variant(s);
+  return simulate(s, flat(n), model, no_compute()).timeline.total_s();
 }
 
 void check_closed_form(double simulated, double expected) {
@@ -957,51 +962,31 @@ TEST_CASE("LL128 blocks together move at most gpu_max_bandwidth_gbps.ll128: fewe
 }
 
 TEST_CASE("a ring's Simple block sends at most ring_block_memory_gbps over the bytes it loads and stores per byte sent") {
-  // A 2-rank ring all_gather on one channel: in place a block loads and stores each byte it sends
-  // (2) and each it receives (2), 4 a byte sent; out of place it also copies its own block, whose
-  // send then costs only the store: 5. The rate is the slope in size; the links (450 GB/s) would
-  // allow far more.
+  // A 2-rank ring all_gather: in place a block loads and stores each byte it sends (2) and each it
+  // receives (2), 4 a byte sent; out of place it also copies its own block, whose send then costs
+  // only the store: 5. The rate is the slope in size; the links (450 GB/s) would allow far more.
   Model m = pure_alpha_beta();
-  auto slope_s_per_byte = [&](bool in_place) {
-    auto one = [&](std::uint64_t count) {
-      CollectiveSpec spec;
-      spec.kind = CollectiveKind::all_gather;
-      spec.nranks = 2;
-      spec.count = count;
-      algo::AlgorithmOptions o;
-      o.channels = 1;
-      o.chunk_bytes = 64 << 10;
-      Schedule s = algo::compile("ring", spec, o);
-      if (in_place) s = *in_place_variant(s);
-      return simulate(s, flat(2), m, no_compute()).timeline.total_s();
-    };
-    return (one(2 << 20) - one(1 << 20)) / (4.0 * (1 << 20) / 2);  // per byte each rank sends
+  auto all_gather_slope = [&](bool in_place) {  // per byte each rank sends (half the buffer)
+    return (simulate_pure("ring", CollectiveKind::all_gather, 2, 2 << 20, m, 64 << 10, in_place) -
+            simulate_pure("ring", CollectiveKind::all_gather, 2, 1 << 20, m, 64 << 10, in_place)) /
+           (4.0 * (1 << 20) / 2);
   };
-  const double free_in_place = slope_s_per_byte(true);
+  const double free_in_place = all_gather_slope(true);
   CHECK(free_in_place == doctest::Approx(1 / kPortBandwidth).epsilon(1e-3));
   m.set("ring_block_memory_gbps", 20, "test");
-  CHECK(slope_s_per_byte(true) == doctest::Approx(4 / 20e9).epsilon(1e-3));
-  CHECK(slope_s_per_byte(false) == doctest::Approx(5 / 20e9).epsilon(1e-3));
+  CHECK(all_gather_slope(true) == doctest::Approx(4 / 20e9).epsilon(1e-3));
+  CHECK(all_gather_slope(false) == doctest::Approx(5 / 20e9).epsilon(1e-3));
   // A 3-rank all_reduce: send (2), pass on a partial sum (recvReduceSend: two loads, one store), keep
   // and send the final one (two loads, two stores), forward it (a load, two stores), receive the last
-  // (2): 14 bytes over 4 sends.
-  auto all_reduce_slope = [&] {
-    auto one = [&](std::uint64_t count) {
-      CollectiveSpec spec;
-      spec.nranks = 3;
-      spec.count = count;
-      algo::AlgorithmOptions o;
-      o.channels = 1;
-      o.chunk_bytes = 64 << 10;
-      return simulate(algo::compile("ring", spec, o), flat(3), m, no_compute()).timeline.total_s();
-    };
-    return (one(3 << 20) - one(3 << 19)) / (4.0 / 3 * 4 * (3 << 19));  // per byte each rank sends
-  };
-  CHECK(all_reduce_slope() == doctest::Approx(3.5 / 20e9).epsilon(2e-3));
+  // (2): 14 bytes over 4 sends, each rank sending 4/3 of the buffer.
+  const double all_reduce_slope = (simulate_pure("ring", CollectiveKind::all_reduce, 3, 3 << 20, m, 64 << 10) -
+                                   simulate_pure("ring", CollectiveKind::all_reduce, 3, 3 << 19, m, 64 << 10)) /
+                                  (4.0 / 3 * 4 * (3 << 19));
+  CHECK(all_reduce_slope == doctest::Approx(3.5 / 20e9).epsilon(2e-3));
   // Not a point-to-point kernel's figure, nor the other way round.
   m.set("ring_block_memory_gbps", 0, "test");
   m.set("p2p_block_memory_gbps", 20, "test");
-  CHECK(slope_s_per_byte(true) == doctest::Approx(free_in_place).epsilon(1e-3));
+  CHECK(all_gather_slope(true) == doctest::Approx(free_in_place).epsilon(1e-3));
 }
 
 TEST_CASE("an LL send to another node moves at most channel_bandwidth_gbps.ll.net per block: over NVLink or PCIe, no such cap") {
