@@ -8,6 +8,7 @@
 
 #include "sim/embedded_configs.hpp"
 #include "sim/error.hpp"
+#include "sim/schedule.hpp"
 #include "sim/text_file.hpp"
 
 namespace ccsim {
@@ -273,7 +274,8 @@ double Model::nvls_launch_latency_s() const { return get("launch_latency_us.nvls
 double Model::step_latency_s(LatencyClass c, Protocol p, std::string_view algorithm) const {
   if (algorithm == "nvls_tree" && c == LatencyClass::net && p == Protocol::simple)
     return get("hop_latency_us.net.simple.nvls_tree") * 1e-6;
-  if (algorithm == "direct" && c == LatencyClass::net && p == Protocol::ll) return get("hop_latency_us.net.ll.p2p") * 1e-6;
+  if (is_point_to_point_kernel(algorithm) && c == LatencyClass::net && p == Protocol::ll)
+    return get("hop_latency_us.net.ll.p2p") * 1e-6;
   if ((algorithm == "nvls" || algorithm == "nvls_tree") && c == LatencyClass::nvlink && p == Protocol::simple)
     return get("hop_latency_us.nvlink.simple.nvls") * 1e-6;
   return hop_latency_s(c, p, algorithm == "tree");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/collective.hpp"
@@ -83,6 +84,11 @@ struct SwitchEndpoint {
   } kind = Kind::nvls;
   int index = 0;  // nvls: the node; sharp: the rail (the local index of the heads it serves)
 };
+
+// Whether an algorithm's schedule is NCCL's point-to-point kernel (ncclSend/ncclRecv in a group:
+// alltoall, sendrecv, gather, scatter), whose blocks, protocol latencies and proxy costs are its own.
+// Other exchanges (pairwise, Bruck) run as collectives.
+inline bool is_point_to_point_kernel(std::string_view algorithm) { return algorithm == "direct"; }
 
 struct Schedule {
   CollectiveSpec spec;

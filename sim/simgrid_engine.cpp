@@ -408,7 +408,9 @@ double stream_cap_bytes_per_s(const Model& model, const Schedule& schedule, doub
     // connection's LL send buffer there (src/transport/net.cc: under GPUDirect only the Simple
     // and LL128 buffers are GPU memory), so they cross PCIe, not NVLink, before the NIC reads them.
     if (route == LatencyClass::net)
-      cap_at(model.get(schedule.algorithm == "direct" ? "channel_bandwidth_gbps.ll.net.p2p" : "channel_bandwidth_gbps.ll.net") * 1e9);
+      cap_at(model.get(is_point_to_point_kernel(schedule.algorithm) ? "channel_bandwidth_gbps.ll.net.p2p"
+                                                                      : "channel_bandwidth_gbps.ll.net") *
+             1e9);
   }
   // LL128's blocks share a ceiling of the GPU's too, where measured runs show one (Ampere).
   if (protocol == Protocol::ll128) cap_at(model.get("gpu_max_bandwidth_gbps.ll128") * 1e9 / blocks);
@@ -429,20 +431,15 @@ double memory_bytes_per_sent_byte(const Stream& stream) {
     const double n = static_cast<double>(step.count());
     if (step.protocol == Protocol::simple) switch (step.kind) {
         case StepKind::send: {
+          const Step* p = previous && previous->protocol == Protocol::simple ? previous : nullptr;
+          sent += n;
           // A partial sum passed on (recvReduceSend) is stored once, to the peer: the reduce's
           // store was this send's. A final one is also kept (recvReduceCopySend).
-          const bool passed_on = previous && previous->protocol == Protocol::simple && previous->kind == StepKind::recv &&
-                                 previous->reduce && !previous->finalize && previous->dst == step.src;
-          if (passed_on) {
-            sent += n;
-            break;
-          }
-          const bool loaded = previous && previous->protocol == Protocol::simple &&
-                              (previous->kind == StepKind::send   ? previous->src == step.src
-                               : previous->kind == StepKind::copy ? previous->src == step.src || previous->dst == step.src
-                                                                  : previous->dst == step.src);
+          if (p && p->kind == StepKind::recv && p->reduce && !p->finalize && p->dst == step.src) break;
+          const bool loaded = p && (p->kind == StepKind::send   ? p->src == step.src
+                                    : p->kind == StepKind::copy ? p->src == step.src || p->dst == step.src
+                                                                : p->dst == step.src);
           memory += (loaded ? 1 : 2) * n;
-          sent += n;
           break;
         }
         case StepKind::recv: memory += (step.reduce ? 3 : 2) * n; break;
@@ -524,7 +521,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // pure overhead: a full update of all flows ran `ccsim perf alltoall --nodes 8 -b 1G -e 1G -c 0`
   // in 2.9 s instead of 5.4 s (16 nodes: 94 s instead of 180 s), while it slowed the NVLS tree at
   // 32 nodes 3.5 times (README "Engine speed").
-  const bool point_to_point = schedule.algorithm == "direct";  // NCCL's point-to-point kernel
+  const bool point_to_point = is_point_to_point_kernel(schedule.algorithm);
   if (point_to_point) sg4::Engine::set_config("network/optim:Full");
 
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {},
@@ -543,9 +540,10 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   // receive of one round the same block, half its warps each): what that block loads and stores
   // bounds the part, however wide the links (p2p_block_memory_gbps). A ring's block loads and stores
   // as its primitives do too (ring_block_memory_gbps, where a model sets it).
-  const bool ring = schedule.algorithm == "ring";
-  const double block = model.get(point_to_point ? "p2p_block_memory_gbps" : "ring_block_memory_gbps") * 1e9;
-  if (block > 0 && (point_to_point || ring)) {
+  const char* block_parameter = point_to_point                ? "p2p_block_memory_gbps"
+                                : schedule.algorithm == "ring" ? "ring_block_memory_gbps"
+                                                               : nullptr;
+  if (const double block = block_parameter ? model.get(block_parameter) * 1e9 : 0; block > 0) {
     ctx.block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
     for (std::size_t i = 0; i < schedule.streams.size(); ++i)
       if (const double per_byte = memory_bytes_per_sent_byte(schedule.streams[i]); per_byte > 0)

@@ -34,7 +34,7 @@ double kernel_launch_s(const Schedule& schedule, const Model& model) {
   };
   // A point-to-point kernel (the direct algorithm) is one kernel whatever protocol each of its
   // operations takes, so its fixed cost is one too: Simple's, NCCL's default for its operations.
-  if (schedule.algorithm == "direct") return of(Protocol::simple);
+  if (is_point_to_point_kernel(schedule.algorithm)) return of(Protocol::simple);
   double latency = 0;
   bool any = false;
   for (const auto& stream : schedule.streams)
