@@ -61,9 +61,10 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
                  "bytes of loads and stores one thread block of a point-to-point (send/recv) kernel issues per "
                  "second (0: no cap): a block that sends one peer's part and receives another's loads and stores "
                  "each byte on both sides, so it moves a quarter of this each way"});
-    v.push_back({"ring_block_memory_gbps", "GB/s",
-                 "the same for one thread block of a ring collective with Simple (0: no cap; the links bound it): "
-                 "what it loads and stores per byte it sends sets the most it sends"});
+    v.push_back({"collective_block_memory_gbps", "GB/s",
+                 "the same for one thread block of a ring or tree collective with Simple (0: no cap; the links "
+                 "bound it): what it loads and stores per byte it sends sets the most it sends; a tree's "
+                 "non-root block has it on the share of its threads that reduce up or broadcast down"});
     v.push_back({"nvlink_direct_hop_saving_us", "us",
                  "how much less a step's NVLink latency is over a lane between two GPUs than through an "
                  "NVSwitch (NCCL's NVLink latencies are those of NVSwitch systems)"});

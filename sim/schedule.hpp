@@ -71,6 +71,10 @@ struct Stream {
   int rank = 0;
   int channel = 0;
   std::vector<Step> steps;
+  // The share of its thread block's threads the stream runs on: 1 but where NCCL splits a block's
+  // warps between two jobs (a tree's non-root ranks reduce up with some, broadcast down with the
+  // rest). What the block can load and store per second is split the same way.
+  float block_share = 1;
 };
 
 // A switch that reduces or multicasts in the network (NVLS, CollNet/SHARP) takes part in a schedule

@@ -72,8 +72,9 @@ struct Context {
   std::vector<double> pass_end[2];
   double direct_nvlink_saving_s = 0;  // less per hop over a lane between two GPUs
   // The most one Simple send of each stream moves (0: no cap), from what its thread block can load
-  // and store (memory_bytes_per_sent_byte): point-to-point kernels, and ring collectives where the
-  // model sets ring_block_memory_gbps.
+  // and store (memory_bytes_per_sent_byte) on its share of the block's threads (Stream::block_share):
+  // point-to-point kernels, and ring and tree collectives where the model sets
+  // collective_block_memory_gbps.
   std::vector<double> block_cap_bytes_per_s;
   // EngineOptions::progress: steps run (of all calls) out of steps_total, and when to say so next.
   std::uint64_t steps_run = 0, steps_total = 0;
@@ -161,11 +162,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // has ended. `in_flight` holds each peer's transfer (retired before the next is posted), which
   // also keeps SimGrid fast: 3.32 scans an actor's list of unwaited activities on every completion.
   std::map<int, std::optional<InFlight>> in_flight;  // by peer
+  // Returns when the transfer ended (-1: none was in flight).
   auto retire = [&](std::optional<InFlight>& f) {
-    if (!f) return;
+    if (!f) return -1.0;
     f->comm->wait();
-    if (f->record) ctx.records.push_back({stream_index, f->step, f->start, f->comm->get_finish_time(), f->bytes});
+    const double end = f->comm->get_finish_time();
+    if (f->record) ctx.records.push_back({stream_index, f->step, f->start, end, f->bytes});
     f.reset();
+    return end;
   };
   auto retire_all = [&] {
     for (auto& [peer, f] : in_flight) retire(f);
@@ -180,7 +184,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // GPU (pipelined chunks) do not hold the stream at all (below). `batch_peers` holds the peers of
   // the current group, `batch_slept` its latency so far.
   std::vector<int> batch_peers;
-  int last_peer = -1;  // of the stream's last send
+  int last_peer = -1;     // of the stream's last send
+  bool run_held = false;  // whether the run of sends to last_peer began by holding the stream
   std::deque<Envelope*> envelopes;  // where a group of receives stores its messages' payloads
   Region batch_src;
   double batch_slept = 0;
@@ -198,7 +203,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_net_posts = 0;
   };
   // Posts send step i (and its data) to the peer; returns at once unless the step waits.
-  auto send = [&](std::uint32_t i, const Step& step, double start, int pass, bool p2p_group) {
+  auto send = [&](std::uint32_t i, const Step& step, double start, int pass, bool p2p_group, bool pipelined) {
     std::optional<InFlight>& previous = in_flight[step.peer];
     const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
     // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
@@ -214,6 +219,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     // work item) pays its local part first, and so does every step to or from an NVLS switch
     // (all GPUs meet at each chunk there).
     double alpha = 0, delay = 0, proxy = 0;  // proxy: the part of alpha that is the proxy's post
+    double streamed_alpha = 0;  // a pipelined step's latency, paid only if its data does not stream on
     if (!step.fused) {
       const int proto = static_cast<int>(step.protocol);
       const bool net = route.latency_class == LatencyClass::net;
@@ -231,14 +237,29 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       }
       delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
-        delay += alpha;
+        // Straight after a send to the same GPU (the next chunk or piece, nothing received in
+        // between) the run's latency was paid once, by its first step holding the stream, if this
+        // step's data streams on behind the last one's; a wait for a free FIFO slot breaks the
+        // stream, and from there each step's flag waits out the latency after its data.
+        if (pipelined && run_held) {
+          streamed_alpha = alpha;
+        } else {
+          delay += alpha;
+          run_held = false;
+        }
         alpha = 0;
+      } else {
+        run_held = alpha > 0;
       }
       last_peer = step.peer;
     }
-    retire(previous);
+    const double previous_end = retire(previous);
     sg4::Semaphore* slot = takes_slot(step) ? ctx.slot(stream.rank, step.peer, step.tag) : nullptr;
     if (slot) slot->acquire();
+    if (streamed_alpha > 0 && !(previous_end >= 0 && sg4::Engine::get_clock() <= previous_end)) {
+      delay += streamed_alpha;
+      run_held = false;
+    }
     if (alpha > batch_slept) sg4::this_actor::sleep_for(alpha - batch_slept);
     proxy_tail = std::min(proxy, std::max(0.0, alpha - batch_slept));  // of what this send slept
     // Across the network a Simple point-to-point operation is stored and forwarded a chunk at a
@@ -349,6 +370,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       // waits until the peer's kernel has started, then writes eagerly again.
       accept_messages(ctx, stream, pass, sg4::Actor::self());
       last_peer = -1;
+      run_held = false;
       end_batch();
     }
     std::uint32_t ran = 0;  // steps of this call counted for EngineOptions::progress
@@ -361,7 +383,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         end_batch();
       const double start = sg4::Engine::get_clock();
       if (step.kind == StepKind::send) {
-        send(i, step, start, pass, p2p_group);
+        send(i, step, start, pass, p2p_group, i > 0 && stream.steps[i - 1].kind == StepKind::send && stream.steps[i - 1].peer == step.peer);
       } else if (step.kind == StepKind::recv) {
         proxy_tail = 0;
         i = receive(i, start, pass);
@@ -538,16 +560,18 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
       options.charge_compute && reduce_kernels_matter(schedule, plan, model, ctx.channel_cap_bytes_per_s);
   // NCCL's point-to-point kernel gives each operation's part a block of its own (and a send and a
   // receive of one round the same block, half its warps each): what that block loads and stores
-  // bounds the part, however wide the links (p2p_block_memory_gbps). A ring's block loads and stores
-  // as its primitives do too (ring_block_memory_gbps, where a model sets it).
-  const char* block_parameter = point_to_point                ? "p2p_block_memory_gbps"
-                                : schedule.algorithm == "ring" ? "ring_block_memory_gbps"
-                                                               : nullptr;
+  // bounds the part, however wide the links (p2p_block_memory_gbps). A ring's or a tree's block
+  // loads and stores as its primitives do too (collective_block_memory_gbps, where a model sets it);
+  // a tree's non-root block splits its threads, and with them that rate, between its two streams.
+  const bool collective_block = schedule.algorithm == "ring" || schedule.algorithm == "tree";
+  const char* block_parameter = point_to_point     ? "p2p_block_memory_gbps"
+                                : collective_block ? "collective_block_memory_gbps"
+                                                   : nullptr;
   if (const double block = block_parameter ? model.get(block_parameter) * 1e9 : 0; block > 0) {
     ctx.block_cap_bytes_per_s.assign(schedule.streams.size(), 0);
     for (std::size_t i = 0; i < schedule.streams.size(); ++i)
       if (const double per_byte = memory_bytes_per_sent_byte(schedule.streams[i]); per_byte > 0)
-        ctx.block_cap_bytes_per_s[i] = block * schedule.blocks_per_stream / per_byte;
+        ctx.block_cap_bytes_per_s[i] = block * schedule.streams[i].block_share * schedule.blocks_per_stream / per_byte;
   }
   auto* zone = sg4::create_full_zone("platform");
   // A host's speed is its HBM bandwidth: one flop stands for one byte of memory traffic.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -37,22 +39,22 @@ TEST_CASE("injection bound on one NVSwitch: 2(N-1)/N S over 18 lanes x 25 GB/s x
   for (int n : {2, 8, 64}) {
     const Capacity c = capacity(flat(n), m, n);
     CHECK(c.injection_bytes_per_s.size() == static_cast<std::size_t>(n));
-    CHECK(c.injection_bytes_per_s[0] == doctest::Approx(port));
+    CHECK(c.injection_bytes_per_s[0] == test::approx(port));
     const CollectiveSpec spec = call(CollectiveKind::all_reduce, n, 1 << 24);
     const double s = 4.0 * (1 << 24);
     INFO("N=", n);
     const Bound b = lower_bound(spec, c, false);
-    CHECK(b.injection_s == doctest::Approx(2.0 * (n - 1) / n * s / port));
+    CHECK(b.injection_s == test::approx(2.0 * (n - 1) / n * s / port));
     CHECK(b.time_s() == b.injection_s);  // one switch: the cut never binds
     CHECK(b.limiter() == "injection");
     // In-network reduction: each GPU sends its data once and receives the sum once.
-    CHECK(lower_bound(spec, c, true).injection_s == doctest::Approx(s / port));
+    CHECK(lower_bound(spec, c, true).injection_s == test::approx(s / port));
     // In busbw terms the non-switch bound is the port itself: busbw = S/t x 2(N-1)/N.
-    CHECK(s / b.time_s() * bus_bandwidth_factor(spec.kind, n) == doctest::Approx(port));
+    CHECK(s / b.time_s() * bus_bandwidth_factor(spec.kind, n) == test::approx(port));
     // all_gather, reduce_scatter, alltoall: (N-1)/N of the total, again busbw = port.
     for (auto kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::alltoall})
-      CHECK(lower_bound(call(kind, n, 1 << 24), c, false).time_s() == doctest::Approx((n - 1.0) / n * s / port));
-    CHECK(lower_bound(call(CollectiveKind::broadcast, n, 1 << 24), c, false).time_s() == doctest::Approx(s / port));
+      CHECK(lower_bound(call(kind, n, 1 << 24), c, false).time_s() == test::approx((n - 1.0) / n * s / port));
+    CHECK(lower_bound(call(CollectiveKind::broadcast, n, 1 << 24), c, false).time_s() == test::approx(s / port));
   }
   CHECK(lower_bound(call(CollectiveKind::all_reduce, 1, 1024), capacity(flat(1), m, 1), false).time_s() == 0);
   CHECK(reduces_in_network("nvls"));
@@ -67,17 +69,17 @@ TEST_CASE("bisection bound across nodes: max flow through the NICs") {
   const Capacity c = capacity(t, m, 16);
   // Node 0 against node 1: eight 400G NDR ports (50 GB/s each) per direction, at InfiniBand's
   // efficiency, above Ethernet's.
-  CHECK(c.cut_bytes_per_s == doctest::Approx(8 * 50e9 * m.net_efficiency(true)));
+  CHECK(c.cut_bytes_per_s == test::approx(8 * 50e9 * m.net_efficiency(true)));
   CHECK(m.net_efficiency(true) > m.net_efficiency());
   o.nic = "eth400";
-  CHECK(capacity(topo::make_preset("dgx-h100", o), m, 16).cut_bytes_per_s == doctest::Approx(8 * 50e9 * m.net_efficiency()));
+  CHECK(capacity(topo::make_preset("dgx-h100", o), m, 16).cut_bytes_per_s == test::approx(8 * 50e9 * m.net_efficiency()));
   CHECK(std::count(c.first_side.begin(), c.first_side.end(), true) == 8);
   const CollectiveSpec ar = call(CollectiveKind::all_reduce, 16, 1 << 26);
   const double s = 4.0 * (1 << 26);
-  CHECK(lower_bound(ar, c, true).bisection_s == doctest::Approx(s / c.cut_bytes_per_s));
+  CHECK(lower_bound(ar, c, true).bisection_s == test::approx(s / c.cut_bytes_per_s));
   CHECK(lower_bound(ar, c, true).limiter() == "bisection");
   // alltoall: k(N-k)/N S per direction = 8 x 8 / 16 S.
-  CHECK(lower_bound(call(CollectiveKind::alltoall, 16, 1 << 26), c, false).bisection_s == doctest::Approx(4 * s / c.cut_bytes_per_s));
+  CHECK(lower_bound(call(CollectiveKind::alltoall, 16, 1 << 26), c, false).bisection_s == test::approx(4 * s / c.cut_bytes_per_s));
   // A 2:1 oversubscribed fat tree across 4 nodes: the leaves' up-links cut the bisection in half.
   topo::PresetOptions ft;
   ft.nodes = 4;
@@ -86,7 +88,7 @@ TEST_CASE("bisection bound across nodes: max flow through the NICs") {
   ft.spines = 4;  // 4 up-links per leaf for 8 NICs below it
   ft.oversubscription = 2;
   const Capacity over = capacity(topo::make_preset("dgx-h100", ft), m, 32);
-  CHECK(over.cut_bytes_per_s == doctest::Approx(2 * 4 * 50e9 * m.net_efficiency(true)));
+  CHECK(over.cut_bytes_per_s == test::approx(2 * 4 * 50e9 * m.net_efficiency(true)));
 }
 
 TEST_CASE("within one PCIe box the cut is the socket link") {
@@ -96,7 +98,7 @@ TEST_CASE("within one PCIe box the cut is the socket link") {
   topo::LinkId upi = 0;
   for (topo::LinkId l = 0; l < t.links().size(); ++l)
     if (t.link(l).kind == topo::LinkKind::cpu) upi = l;
-  CHECK(c.cut_bytes_per_s == doctest::Approx(t.effective_bandwidth(upi, m)));
+  CHECK(c.cut_bytes_per_s == test::approx(t.effective_bandwidth(upi, m)));
 }
 
 TEST_CASE("a Chrome trace has a complete event per step and link counters that add up to the link totals") {
@@ -132,12 +134,12 @@ TEST_CASE("a Chrome trace has a complete event per step and link counters that a
     double bytes = 0;  // integrate the step function
     for (std::size_t i = 0; i + 1 < c.size(); ++i) bytes += c[i].second * (c[i + 1].first - c[i].first) * 1e-6 * l.bandwidth_bytes_per_s;
     INFO(l.name);
-    CHECK(bytes == doctest::Approx(static_cast<double>(l.bytes)).epsilon(1e-6));
+    CHECK(bytes == test::approx(static_cast<double>(l.bytes)).epsilon(1e-6));
     for (const auto& [ts, u] : c) CHECK(u <= 1.0 + 1e-9);  // max-min sharing never oversubscribes a link
   }
   // The link table: busy = bytes / bandwidth, busiest first.
   const auto usage = link_usage(totals, r.timeline.total_s());
   REQUIRE(!usage.empty());
-  CHECK(usage.front().busy_s == doctest::Approx(static_cast<double>(usage.front().bytes) / usage.front().bandwidth_bytes_per_s));
+  CHECK(usage.front().busy_s == test::approx(static_cast<double>(usage.front().bytes) / usage.front().bandwidth_bytes_per_s));
   CHECK(usage.front().utilisation <= 1.0);
 }

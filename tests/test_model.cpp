@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
@@ -15,17 +17,17 @@ TEST_CASE("the built-in hopper model is complete and every value has a source") 
     INFO(name);
     CHECK_FALSE(p.source.empty());
   }
-  CHECK(m.hop_latency_s(LatencyClass::nvlink, Protocol::simple) == doctest::Approx(3.4e-6));
+  CHECK(m.hop_latency_s(LatencyClass::nvlink, Protocol::simple) == test::approx(3.4e-6));
   CHECK(m.chunk_bytes(Protocol::simple) == 2u << 20);
 }
 
 TEST_CASE("a step's latency comes from NCCL's row for its algorithm") {
   const Model m = Model::builtin("hopper");
-  CHECK(m.step_latency_s(LatencyClass::net, Protocol::simple, "ring") == doctest::Approx(14.0e-6));
-  CHECK(m.step_latency_s(LatencyClass::net, Protocol::ll, "tree") == doctest::Approx(5.0e-6));
-  CHECK(m.step_latency_s(LatencyClass::net, Protocol::simple, "nvls_tree") == doctest::Approx(20.9e-6));
-  CHECK(m.step_latency_s(LatencyClass::nvlink, Protocol::simple, "nvls_tree") == doctest::Approx(3.4e-6));
-  CHECK(m.step_latency_s(LatencyClass::nvlink, Protocol::simple, "nvls") == doctest::Approx(3.4e-6));
+  CHECK(m.step_latency_s(LatencyClass::net, Protocol::simple, "ring") == test::approx(14.0e-6));
+  CHECK(m.step_latency_s(LatencyClass::net, Protocol::ll, "tree") == test::approx(5.0e-6));
+  CHECK(m.step_latency_s(LatencyClass::net, Protocol::simple, "nvls_tree") == test::approx(20.9e-6));
+  CHECK(m.step_latency_s(LatencyClass::nvlink, Protocol::simple, "nvls_tree") == test::approx(3.4e-6));
+  CHECK(m.step_latency_s(LatencyClass::nvlink, Protocol::simple, "nvls") == test::approx(3.4e-6));
 }
 
 TEST_CASE("a model file may start from a built-in one and override parameters") {
@@ -34,18 +36,18 @@ TEST_CASE("a model file may start from a built-in one and override parameters") 
   const Model m = Model::from_json(j, "test.json");
   CHECK(m.name() == "faster");
   CHECK(m.nvlink_efficiency() == 1.0);
-  CHECK(m.hbm_bandwidth_bytes_per_s() == doctest::Approx(3.35e12));
+  CHECK(m.hbm_bandwidth_bytes_per_s() == test::approx(3.35e12));
 }
 
 TEST_CASE("a thread issuing a call pays for every channel of it under NCCL 2.8, not later") {
   // One thread driving 8 GPUs, a call of 8 channels: 8 x (4.2 + 8 x 0.2) us under NCCL 2.8.
   const Model old_nccl = Model::builtin("ampere-nccl2.8");
-  CHECK(old_nccl.host_issue_s(8, 0, 8) == doctest::Approx(8 * (4.2 + 8 * 0.2) * 1e-6));
-  CHECK(old_nccl.host_issue_s(8) == doctest::Approx(8 * 4.2e-6));
+  CHECK(old_nccl.host_issue_s(8, 0, 8) == test::approx(8 * (4.2 + 8 * 0.2) * 1e-6));
+  CHECK(old_nccl.host_issue_s(8) == test::approx(8 * 4.2e-6));
   // Point-to-point operations cost what host_p2p_op_us says each, on top.
-  CHECK(old_nccl.host_issue_s(1, 16, 0) == doctest::Approx((4.2 + 16 * 0.4) * 1e-6));
+  CHECK(old_nccl.host_issue_s(1, 16, 0) == test::approx((4.2 + 16 * 0.4) * 1e-6));
   const Model later = Model::builtin("ampere");
-  CHECK(later.host_issue_s(8, 0, 8) == doctest::Approx(later.host_issue_s(8)));
+  CHECK(later.host_issue_s(8, 0, 8) == test::approx(later.host_issue_s(8)));
 }
 
 TEST_CASE("model errors name the file and the JSON path") {

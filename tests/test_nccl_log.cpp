@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -79,7 +81,7 @@ TEST_CASE("nccl log: current layout with device lines and footer") {
   CHECK(log.graph_launches == 0);  // "graph: 0": calls launched one by one
   CHECK(log.agg_iters == 1);       // "agg iters: 1": one call per timed iteration
   CHECK_FALSE(log.summary_table);
-  CHECK(log.avg_busbw_gbps == doctest::Approx(25.5));
+  CHECK(log.avg_busbw_gbps == test::approx(25.5));
   CHECK(log.out_of_bounds == 0);
 
   const MeasuredRow& zero = log.rows[0];
@@ -87,7 +89,7 @@ TEST_CASE("nccl log: current layout with device lines and footer") {
   CHECK(zero.size == 0);
   CHECK(zero.count == 0);
   REQUIRE(zero.out_of_place);
-  CHECK(zero.out_of_place->time_us == doctest::Approx(0.10));
+  CHECK(zero.out_of_place->time_us == test::approx(0.10));
 
   const MeasuredRow& mid = log.rows[1];
   CHECK(mid.size == 1048576);
@@ -97,16 +99,16 @@ TEST_CASE("nccl log: current layout with device lines and footer") {
   CHECK(mid.root == -1);
   REQUIRE(mid.out_of_place);
   REQUIRE(mid.in_place);
-  CHECK(mid.out_of_place->time_us == doctest::Approx(20.0));
-  CHECK(mid.out_of_place->algbw_gbps == doctest::Approx(52.43));
-  CHECK(mid.out_of_place->busbw_gbps == doctest::Approx(52.43));
+  CHECK(mid.out_of_place->time_us == test::approx(20.0));
+  CHECK(mid.out_of_place->algbw_gbps == test::approx(52.43));
+  CHECK(mid.out_of_place->busbw_gbps == test::approx(52.43));
   CHECK(mid.out_of_place->wrong == 0);
   CHECK(mid.out_of_place->has_time);
   CHECK_FALSE(mid.in_place->wrong);  // N/A
   CHECK_FALSE(mid.in_place->max_error);
 
   const MeasuredRow& big = log.rows[2];
-  CHECK(big.out_of_place->time_us == doctest::Approx(12485));  // printed without decimals
+  CHECK(big.out_of_place->time_us == test::approx(12485));  // printed without decimals
   CHECK(big.out_of_place->wrong == 2);
 }
 
@@ -128,7 +130,7 @@ TEST_CASE("nccl log: old layout without root column and with an error column") {
   const MeasuredRow& row = log.rows[1];
   CHECK_FALSE(row.root);
   CHECK(row.redop == "sum");
-  CHECK(row.out_of_place->max_error == doctest::Approx(1e-7));
+  CHECK(row.out_of_place->max_error == test::approx(1e-7));
   CHECK_FALSE(row.out_of_place->wrong);
   CHECK_FALSE(row.in_place->max_error);
   CHECK(log.rows[0].out_of_place->max_error == 0.0);
@@ -156,7 +158,7 @@ TEST_CASE("nccl log: old rows without a header, told apart by their number of va
   REQUIRE(a2a.rows.size() == 1);
   CHECK_FALSE(a2a.rows[0].root);
   CHECK(a2a.rows[0].redop.empty());
-  CHECK(a2a.rows[0].in_place->busbw_gbps == doctest::Approx(10.32));
+  CHECK(a2a.rows[0].in_place->busbw_gbps == test::approx(10.32));
   CHECK(a2a.ranks == 8);
 }
 
@@ -175,8 +177,8 @@ TEST_CASE("nccl log: srun and OpenMPI rank labels are stripped") {
   REQUIRE(log.rows.size() == 2);
   CHECK(log.rows[0].size == 8);
   CHECK(log.rows[1].size == 16777216);
-  CHECK(log.rows[1].in_place->algbw_gbps == doctest::Approx(101.01));
-  CHECK(log.avg_busbw_gbps == doctest::Approx(156.742));
+  CHECK(log.rows[1].in_place->algbw_gbps == test::approx(101.01));
+  CHECK(log.avg_busbw_gbps == test::approx(156.742));
   CHECK(log.ranks == 2);
 }
 
@@ -197,8 +199,8 @@ TEST_CASE("nccl log: copies that lost their '#' (nebius, markdown indentation)")
   INFO(dump_problems(log));
   CHECK(log.problems.empty());
   REQUIRE(log.rows.size() == 1);
-  CHECK(log.rows[0].in_place->busbw_gbps == doctest::Approx(468.46));
-  CHECK(log.avg_busbw_gbps == doctest::Approx(125.499));
+  CHECK(log.rows[0].in_place->busbw_gbps == test::approx(468.46));
+  CHECK(log.avg_busbw_gbps == test::approx(125.499));
   CHECK(log.out_of_bounds == 0);
   // The banner outranks the file name, and the disagreement is noted.
   CHECK(log.collective == CollectiveKind::all_reduce);
@@ -234,7 +236,7 @@ The values (in GB/s) are bus bandwidths of in-place operations.
   CHECK_FALSE(row.out_of_place);
   REQUIRE(row.in_place);
   CHECK_FALSE(row.in_place->has_time);
-  CHECK(row.in_place->busbw_gbps == doctest::Approx(2.72));
+  CHECK(row.in_place->busbw_gbps == test::approx(2.72));
   CHECK(log.rows[2].size == 8ULL << 30);
 }
 
@@ -252,8 +254,8 @@ TEST_CASE("nccl log: a whole nccl-tests table in markdown reads as the text tabl
   REQUIRE(md.rows.size() == 2);
   CHECK_FALSE(md.summary_table);
   REQUIRE(md.rows[1].in_place);
-  CHECK(md.rows[1].out_of_place->time_us == doctest::Approx(4188.1));
-  CHECK(md.rows[1].in_place->busbw_gbps == doctest::Approx(448.93));
+  CHECK(md.rows[1].out_of_place->time_us == test::approx(4188.1));
+  CHECK(md.rows[1].in_place->busbw_gbps == test::approx(448.93));
   CHECK(md.rows[1].root == -1);
   CHECK(md.ranks == 8);
 }
@@ -291,8 +293,8 @@ TEST_CASE("nccl log: a column header without a check column heads rows of three 
   REQUIRE(trimmed.rows.size() == 2);
   REQUIRE(trimmed.rows[1].out_of_place);
   CHECK_FALSE(trimmed.rows[1].in_place);
-  CHECK(trimmed.rows[1].out_of_place->time_us == doctest::Approx(17899));
-  CHECK(trimmed.rows[1].out_of_place->busbw_gbps == doctest::Approx(839.82));
+  CHECK(trimmed.rows[1].out_of_place->time_us == test::approx(17899));
+  CHECK(trimmed.rows[1].out_of_place->busbw_gbps == test::approx(839.82));
   CHECK_FALSE(trimmed.rows[1].out_of_place->wrong);
   CHECK(trimmed.ranks == 8);  // all_reduce (the file name) and busbw/algbw = 2 x 7/8
   CHECK(trimmed.ranks_source == "busbw/algbw ratio");
@@ -303,7 +305,7 @@ TEST_CASE("nccl log: a column header without a check column heads rows of three 
   CHECK(both.problems.empty());
   REQUIRE(both.rows.size() == 1);
   REQUIRE(both.rows[0].in_place);
-  CHECK(both.rows[0].in_place->time_us == doctest::Approx(19.0));
+  CHECK(both.rows[0].in_place->time_us == test::approx(19.0));
 
   // Under the usual header, three values are a cut row, as before.
   const NcclLog cut = parse(
@@ -594,7 +596,7 @@ TEST_CASE("nccl log: CRLF line ends and missing files") {
                             "  8  2  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\r\n");
   CHECK(log.problems.empty());
   CHECK(log.rows.size() == 1);
-  CHECK(log.avg_busbw_gbps == doctest::Approx(1.5));
+  CHECK(log.avg_busbw_gbps == test::approx(1.5));
   CHECK_THROWS_WITH_AS(read_nccl_log("/nonexistent/x.log"), "/nonexistent/x.log: cannot open file", Error);
 }
 
@@ -773,17 +775,17 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   CHECK(log.error_column);
   CHECK(log.ranks == 2);
   CHECK(log.nccl_version == "2.4");
-  CHECK(log.rows[0].out_of_place->time_us == doctest::Approx(10.0));
-  CHECK(log.rows[1].out_of_place->time_us == doctest::Approx(105.0));
-  CHECK(log.rows[1].in_place->time_us == doctest::Approx(104.0));
+  CHECK(log.rows[0].out_of_place->time_us == test::approx(10.0));
+  CHECK(log.rows[1].out_of_place->time_us == test::approx(105.0));
+  CHECK(log.rows[1].in_place->time_us == test::approx(104.0));
   CHECK(std::any_of(log.notes.begin(), log.notes.end(), [](const std::string& n) { return n.find("milliseconds (algbw") != std::string::npos; }));
   // Without a row whose algbw tells, the header decides.
   const NcclLog small = parse(first + rows.substr(0, rows.find('\n') + 1), "x-2g-allreduce-1.log");
-  CHECK(small.rows[0].out_of_place->time_us == doctest::Approx(10.0));
+  CHECK(small.rows[0].out_of_place->time_us == test::approx(10.0));
   // Where algbw says microseconds, the header does not turn them into milliseconds.
   const NcclLog micro = parse(first + "     1048576        262144   float     sum    105.0   9.99   9.99    0e+00    104.0  10.08  10.08    0e+00\n",
                               "x-2g-allreduce-1.log");
-  CHECK(micro.rows[0].out_of_place->time_us == doctest::Approx(105.0));
+  CHECK(micro.rows[0].out_of_place->time_us == test::approx(105.0));
   // A copy that commented the rows out ('#' before each, a table pasted into a shell script):
   // under a column header, a commented line of a row's shape is a row; other comments stay comments.
   std::string commented = first;
@@ -792,7 +794,7 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   const NcclLog hashed = parse(commented, "x-2g-allreduce-1.log");
   REQUIRE(hashed.rows.size() == 2);
   CHECK(hashed.rows[1].line == 10);
-  CHECK(hashed.rows[1].out_of_place->time_us == doctest::Approx(105.0));
+  CHECK(hashed.rows[1].out_of_place->time_us == test::approx(105.0));
   CHECK(hashed.problems.empty());
   CHECK(std::any_of(hashed.notes.begin(), hashed.notes.end(), [](const std::string& n) { return n.find("commented out") != std::string::npos; }));
   // Before any header, a commented line of digits is only a comment.
@@ -800,8 +802,8 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   // A tie between the rows' votes goes to the header.
   const NcclLog tie = parse(first + rows + "     1048576        262144   float     sum    105.0   9.99   9.99    0e+00    104.0  10.08  10.08    0e+00\n",
                             "x-2g-allreduce-1.log");
-  CHECK(tie.rows[1].out_of_place->time_us == doctest::Approx(105.0));
-  CHECK(tie.rows[2].out_of_place->time_us == doctest::Approx(105000.0));
+  CHECK(tie.rows[1].out_of_place->time_us == test::approx(105.0));
+  CHECK(tie.rows[2].out_of_place->time_us == test::approx(105000.0));
   // The host times of a "cputime" table (nccl-tests -C 1: what enqueueing cost, a few us against
   // the GPUs' milliseconds) put algbw x time near a thousandth of the size: still microseconds.
   const NcclLog host = parse(
@@ -811,7 +813,7 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
       "  2147483648     536870912     float     sum      -1     5.20  231.10  404.43      0     5.10  231.00  404.25      0\n",
       "h100-8g-allreduce-1.log");
   REQUIRE(host.rows.size() == 2);
-  CHECK(host.rows[0].out_of_place->time_us == doctest::Approx(5.1));
+  CHECK(host.rows[0].out_of_place->time_us == test::approx(5.1));
   CHECK(std::none_of(host.notes.begin(), host.notes.end(), [](const std::string& n) { return n.find("milliseconds") != std::string::npos; }));
   // The first layout's all_gather printed busbw as algbw: its ratio says nothing of the rank count,
   // which the device lines give without a clash.
@@ -827,7 +829,7 @@ TEST_CASE("nccl log: nccl-tests' first layout prints milliseconds, which algbw c
   REQUIRE(gather.rows.size() == 1);
   CHECK(gather.ranks == 4);
   CHECK(gather.ranks_source == "device lines");
-  CHECK(gather.rows[0].out_of_place->time_us == doctest::Approx(100.0));
+  CHECK(gather.rows[0].out_of_place->time_us == test::approx(100.0));
   CHECK(std::none_of(gather.notes.begin(), gather.notes.end(), [](const std::string& n) { return n.find("busbw") != std::string::npos; }));
   // The current layout in microseconds stays as printed, with nothing said.
   const NcclLog current = parse(kNewLayout);
@@ -1027,7 +1029,7 @@ TEST_CASE("nccl log: cputime columns, untimed placements, failed data checks") {
     const NcclLog log = parse(text, "b200-allreduce-1.log");
     CHECK(log.problems.empty());
     REQUIRE(log.rows.size() == 2);
-    CHECK(log.rows[0].in_place->time_us == doctest::Approx(20.0));
+    CHECK(log.rows[0].in_place->time_us == test::approx(20.0));
     REQUIRE(log.notes.size() == 1);
     CHECK(log.notes[0].find("cputime") != std::string::npos);
   }
@@ -1038,7 +1040,7 @@ TEST_CASE("nccl log: cputime columns, untimed placements, failed data checks") {
 )LOG",
                               "h100-8g-allreduce-1.log");
     REQUIRE(log.rows.size() == 1);
-    CHECK(log.rows[0].out_of_place->time_us == doctest::Approx(20.0));
+    CHECK(log.rows[0].out_of_place->time_us == test::approx(20.0));
     CHECK_FALSE(log.rows[0].in_place);
     CHECK(problem_lines(log) == std::vector<int>{3});
   }

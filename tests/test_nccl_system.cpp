@@ -1,6 +1,8 @@
 // What ccsim tells NCCL's cost model about a machine, and what the model then picks.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include "sim/error.hpp"
 #include "sim/nccl_system.hpp"
 #include "sim/topology/json_io.hpp"
@@ -26,7 +28,7 @@ TEST_CASE("a DGX H100 looks to NCCL like 18 NVLink4 lanes per GPU and NVLS") {
   CHECK_FALSE(s.collnet);
   // 18 x 20.6 = 370.8 GB/s; the SM90 ladder's 60 fits 6 times, duplicated into 12 x 30.
   CHECK(s.ring.channels == 12);
-  CHECK(s.ring.bw_intra == doctest::Approx(30));
+  CHECK(s.ring.bw_intra == test::approx(30));
   CHECK(s.nvls_graph.channels == 16);
 }
 
@@ -42,7 +44,7 @@ TEST_CASE("NCCL's choice on one H100 node: LL ring for tiny messages, NVLS for l
   CHECK(c.protocol == Protocol::ll);
   CHECK(c.channels == 1);  // 8 bytes keep no more than one channel busy
   REQUIRE(c.estimate_us.has_value());
-  CHECK(*c.estimate_us == doctest::Approx(15.0).epsilon(0.01));  // 6.6 + 14 x 0.6 (nccl-model.md §3.7)
+  CHECK(*c.estimate_us == test::approx(15.0).epsilon(0.01));  // 6.6 + 14 x 0.6 (nccl-model.md §3.7)
   spec.count = Bytes{1} << 28;
   c = nccl::choose(s, spec);
   CHECK(c.algorithm == "nvls");
@@ -91,7 +93,7 @@ TEST_CASE("across nodes the rings leave through the NICs and tree becomes possib
   CHECK(s.nodes == 2);
   // 8 NDR NICs at 50 GB/s: one ring per NIC at the inter ladder's 45 (8 x 48 would exceed 370.8).
   CHECK(s.ring.channels == 8);
-  CHECK(s.ring.bw_inter == doctest::Approx(45));
+  CHECK(s.ring.bw_inter == test::approx(45));
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_reduce;
   spec.nranks = 16;
@@ -107,7 +109,7 @@ TEST_CASE("a DGX-1's rings run over all six NVLink lanes of each V100, as NCCL's
   const nccl::System s = nccl::describe(t, 8);
   CHECK(s.ring.type_intra == nccl::PathType::nvlink);
   CHECK(s.ring.channels == 6);
-  CHECK(s.ring.bw_intra == doctest::Approx(20));
+  CHECK(s.ring.bw_intra == test::approx(20));
   std::map<std::pair<int, int>, int> rings_on;  // directed GPU pair -> rings over it
   for (const auto& ring : topo::rings(t, 8, 6))
     for (std::size_t i = 0; i < ring.size(); ++i) ++rings_on[{ring[i], ring[(i + 1) % ring.size()]}];
@@ -148,8 +150,8 @@ TEST_CASE("NCCL charges P2P through an Intel CPU x6/5 and through an AMD one not
   CHECK_FALSE(intel.amd_cpu);
   CHECK(amd.amd_cpu);
   // PCIe Gen4 x16 is 24 GB/s to NCCL (§5.3), a rung of Hopper's ladder; 24 / 1.2 = 20 is the next.
-  CHECK(amd.ring.bw_intra == doctest::Approx(24));
-  CHECK(intel.ring.bw_intra == doctest::Approx(20));
+  CHECK(amd.ring.bw_intra == test::approx(24));
+  CHECK(intel.ring.bw_intra == test::approx(20));
 }
 
 TEST_CASE("NCCL launches fewer channels for small messages") {
@@ -303,9 +305,9 @@ TEST_CASE("on two nodes NCCL's search lets a tree's chain inside a node outrun i
   t.keep_nics_per_node(4);
   const nccl::System s = nccl::describe(t, 16);
   CHECK(s.ring.channels == 4);
-  CHECK(s.ring.bw_intra == doctest::Approx(24));
-  CHECK(s.tree.bw_inter * s.tree.channels == doctest::Approx(4 * 24));
-  CHECK(s.tree.bw_intra * s.tree.channels == doctest::Approx(4 * 48));
+  CHECK(s.ring.bw_intra == test::approx(24));
+  CHECK(s.tree.bw_inter * s.tree.channels == test::approx(4 * 24));
+  CHECK(s.tree.bw_intra * s.tree.channels == test::approx(4 * 48));
   // A ring all_reduce puts 1.875 S through the NICs, a tree S: NCCL runs the tree for large calls.
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_reduce;
@@ -315,7 +317,7 @@ TEST_CASE("on two nodes NCCL's search lets a tree's chain inside a node outrun i
   // An NDR NIC per H100: the rings already fill the node's NVLink (8 x 45 of 370.8), so the tree
   // gains nothing.
   const nccl::System h = nccl::describe(topo::make_preset("dgx-h100", o), 16);
-  CHECK(h.tree.bw_intra == doctest::Approx(h.ring.bw_intra));
+  CHECK(h.tree.bw_intra == test::approx(h.ring.bw_intra));
   CHECK(h.tree.channels == h.ring.channels);
 }
 
@@ -328,8 +330,8 @@ TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and 
   const nccl::System s = nccl::describe(t, 16);
   CHECK_FALSE(s.net_allows_ll);
   CHECK_FALSE(s.net_allows_ll128);
-  CHECK(s.ring.latency_inter_us == doctest::Approx(75));
-  CHECK(s.tree.latency_inter_us == doctest::Approx(75));
+  CHECK(s.ring.latency_inter_us == test::approx(75));
+  CHECK(s.tree.latency_inter_us == test::approx(75));
   CollectiveSpec spec;
   spec.kind = CollectiveKind::all_reduce;
   spec.nranks = 16;
@@ -340,7 +342,7 @@ TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and 
   // Tree Simple: 8.4 + 2 x (7 NVLink hops x 4.0 + 1 level x (14 + 2 x 75)), the plugin's latency
   // counted twice for Simple (nccl-model.md §3.5).
   REQUIRE(c.estimate_us.has_value());
-  CHECK(*c.estimate_us == doctest::Approx(8.4 + 2 * (7 * 4.0 + 14 + 2 * 75)));
+  CHECK(*c.estimate_us == test::approx(8.4 + 2 * (7 * 4.0 + 14 + 2 * 75)));
   // One node never touches the network: its protocols stay open.
   CHECK(nccl::describe(topo::make_preset("dgx-a100", o), 8).net_allows_ll);
   // p5's EFA v2 (aws-ofi-nccl's RDMA protocol) keeps LL and LL128.
@@ -348,7 +350,7 @@ TEST_CASE("an EFA network: the plugin forces Simple on first-generation EFA and 
   const nccl::System p5 = nccl::describe(topo::make_preset("dgx-h100", o), 16);
   CHECK(p5.net_allows_ll);
   CHECK(p5.net_allows_ll128);
-  CHECK(p5.nvls_graph.latency_inter_us == doctest::Approx(75));
+  CHECK(p5.nvls_graph.latency_inter_us == test::approx(75));
   // NCCL's own verbs transport adds nothing.
   o.nic = "ndr";
   CHECK(nccl::describe(topo::make_preset("dgx-h100", o), 16).ring.latency_inter_us == 0);

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
@@ -64,8 +66,8 @@ TEST_CASE("a scenario: base, variants inheriting it, sweep with defaults and per
   CHECK_FALSE(xdr.topology.find_device("n0.nvswitch0"));
   CHECK(xdr.topology.find_device("n0.nvswitch1"));
   // 13 of 18 lanes left (5/4/4/5 over the four switches), each at twice the NVLink4 rate.
-  CHECK(route_bandwidth(xdr.topology, 0, 1) == doctest::Approx(13 * 2 * 25e9));
-  CHECK(route_bandwidth(base.topology, 0, 1) == doctest::Approx(18 * 25e9));
+  CHECK(route_bandwidth(xdr.topology, 0, 1) == test::approx(13 * 2 * 25e9));
+  CHECK(route_bandwidth(base.topology, 0, 1) == test::approx(18 * 25e9));
 }
 
 TEST_CASE("bad scenarios name the file, the JSON path and what was expected") {
@@ -154,7 +156,7 @@ TEST_CASE("removing an NVSwitch of a DGX A100 narrows every GPU pair's route: re
   const double full = route_bandwidth(t, 0, 7);
   t.remove_device(t.device_named("nvswitch0"));
   CHECK(lanes_between_gpus(t, 0, 7) == 10);
-  CHECK(route_bandwidth(t, 0, 7) == doctest::Approx(full * 10 / 12));
+  CHECK(route_bandwidth(t, 0, 7) == test::approx(full * 10 / 12));
   CHECK(path_class(t, t.gpu(0), t.gpu(7)) == "NV10");
   for (int s = 1; s < 6; ++s) t.remove_device(t.device_named("nvswitch" + std::to_string(s)));
   CHECK(t.route(0, 7).latency_class == LatencyClass::pcie);  // GPU, PCIe switches, the CPUs
@@ -187,11 +189,11 @@ TEST_CASE("degrading a link halves its bandwidth and its lanes: scaling a kind l
   const DeviceId g = t.device_named("gpu0"), p = t.device_named("pcie0");
   const double before = t.link(t.links_between(g, p).front()).bandwidth_bytes_per_s;
   t.scale_link(g, p, 0.5);
-  CHECK(t.link(t.links_between(g, p).front()).bandwidth_bytes_per_s == doctest::Approx(before / 2));
+  CHECK(t.link(t.links_between(g, p).front()).bandwidth_bytes_per_s == test::approx(before / 2));
   CHECK(t.link(t.links_between(g, p).front()).lanes == 8);  // x16 at half width is x8
   CHECK(t.scale_links(LinkKind::nvlink, 2) == 8 * 4);
   CHECK(t.link(t.links_between(g, t.device_named("nvswitch0")).front()).lanes == 5);
-  CHECK(route_bandwidth(t, 0, 1) == doctest::Approx(2 * 18 * 25e9));
+  CHECK(route_bandwidth(t, 0, 1) == test::approx(2 * 18 * 25e9));
   CHECK_THROWS_AS(t.scale_link(g, p, 0), Error);
   CHECK_THROWS_WITH_AS(t.scale_link(g, t.device_named("gpu1"), 0.5), doctest::Contains("no link joins these devices"), Error);
 }

@@ -1,4 +1,6 @@
 #include <doctest/doctest.h>
+
+#include "tests/approx.hpp"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -566,9 +568,9 @@ TEST_CASE("fabrics: plain two- and three-tier fat trees, NIC generation, switch 
   o.switch_latency_us = 0.5;
   const Topology xdr = make_preset("dgx-h100", o);
   const Route r = xdr.route(0, 8);
-  CHECK(r.device_latency_s == doctest::Approx(0.5e-6));  // the rail's leaf
+  CHECK(r.device_latency_s == test::approx(0.5e-6));  // the rail's leaf
   // A file written from it (topo show --format json) keeps the switches' latency.
-  CHECK(topology_from_json(to_json(xdr), "xdr.json").route(0, 8).device_latency_s == doctest::Approx(0.5e-6));
+  CHECK(topology_from_json(to_json(xdr), "xdr.json").route(0, 8).device_latency_s == test::approx(0.5e-6));
   bool found_xdr = false;
   for (const auto& l : xdr.links()) found_xdr |= l.kind == LinkKind::net && l.generation == "xdr";
   CHECK(found_xdr);
@@ -671,7 +673,7 @@ TEST_CASE("dgx-spark: one GB10 per node reaching its 200G NIC over C2C and PCIe 
   // The narrowest hop is the 200G port; the NIC's PCIe, two Gen5 x4 functions, carries 31.5 GB/s.
   double narrowest = 1e30;
   for (const auto& h : r.hops) narrowest = std::min(narrowest, t.link(h.links.front()).bandwidth_bytes_per_s);
-  CHECK(narrowest == doctest::Approx(25e9));
+  CHECK(narrowest == test::approx(25e9));
 }
 
 TEST_CASE("gh200-quad: NV6 between every GPU pair, each GPU reaching its NIC through its own Grace over C2C") {
@@ -708,7 +710,7 @@ TEST_CASE("network transports: EFA's from links.json, none for NCCL's verbs, mix
   CHECK(efa.name == "efa-sendrecv");
   CHECK_FALSE(efa.ll);
   CHECK_FALSE(efa.ll128);
-  CHECK(efa.plugin_latency_us == doctest::Approx(75));
+  CHECK(efa.plugin_latency_us == test::approx(75));
   CHECK(efa.message_latency_s > 0);
   CHECK(efa.flush_latency_s > 0);
   const NetTransport v2 = net_transport("efa400");
@@ -855,7 +857,7 @@ TEST_CASE("a lane into an NVSwitch carries nvswitch_efficiency of what a lane be
   REQUIRE(dgx1.device(dgx1.route(0, 1).hops.front().from).kind == DeviceKind::gpu);
   CHECK(dgx1.route(0, 1).hops.size() == 1);  // GPU to GPU
   CHECK(dgx2.route(0, 1).hops.size() == 2);  // up to a switch and down
-  CHECK(lane_rate(dgx2) == doctest::Approx(lane_rate(dgx1) * volta.nvswitch_efficiency()));
+  CHECK(lane_rate(dgx2) == test::approx(lane_rate(dgx1) * volta.nvswitch_efficiency()));
   // Hopper's figure is read off switched systems: a switched lane keeps all of it.
   CHECK(Model::builtin("hopper").nvswitch_efficiency() == 1.0);
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include "kernels/numeric.hpp"
 #include "sim/collective.hpp"
 #include "sim/error.hpp"
@@ -44,8 +46,8 @@ TEST_CASE("names of types, ops and collectives round-trip") {
 }
 
 TEST_CASE("bus bandwidth factors are nccl-tests'") {
-  CHECK(bus_bandwidth_factor(CollectiveKind::all_reduce, 8) == doctest::Approx(1.75));
-  CHECK(bus_bandwidth_factor(CollectiveKind::all_gather, 8) == doctest::Approx(0.875));
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_reduce, 8) == test::approx(1.75));
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_gather, 8) == test::approx(0.875));
   CHECK(bus_bandwidth_factor(CollectiveKind::broadcast, 8) == 1.0);
 }
 
