@@ -29,6 +29,10 @@ python3 - <<'PY'
 import json, math, sys
 report = json.load(open("report.json"))
 truth = {"nvlink_efficiency": 0.70 / 0.8444, "launch_latency_us.*": 1.5}  # true scales of the hopper priors
+names = sorted(u["name"] for u in report["unknowns"])
+if names != sorted(truth):
+    print(f"FAIL: the report fits {names}, expected {sorted(truth)}")
+    sys.exit(1)
 ok = True
 for u in report["unknowns"]:
     want, got, sigma = truth[u["name"]], u["scale"], u["log_scale_sigma"]

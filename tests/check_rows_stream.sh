@@ -29,7 +29,7 @@ kill -0 "$pid" 2>/dev/null && running=yes
 # they stop too.
 child=""
 if [ "$running" = yes ]; then
-  for _ in $(seq 1 300); do  # up to 30 s
+  for _ in $(seq 1 600); do  # up to a minute
     child=$(descendants "$pid")
     [ -n "$child" ] && break
     kill -0 "$pid" 2>/dev/null || break
@@ -48,6 +48,10 @@ if [ "$running" != yes ]; then
   exit 1
 fi
 # Stopping ccsim must stop the simulation it had running, not leave it to finish alone.
+if [ -z "$child" ]; then
+  echo "FAIL: no simulation or worker process under ccsim within a minute of the 64 MiB row"
+  exit 1
+fi
 if [ -n "$child" ]; then
   for _ in $(seq 1 10); do  # a second: the kernel ends a child whose parent died at once
     alive=$(alive $child)

@@ -9,4 +9,5 @@ if [ $rc -ge 128 ]; then echo "FAIL: killed by signal $((rc - 128))"; echo "$err
 if ! grep -qF -- "$pattern" <<<"$err"; then echo "FAIL: stderr lacks: $pattern"; echo "$err"; exit 1; fi
 lines=$(grep -c . <<<"$err")
 if [ "$lines" -ne 1 ]; then echo "FAIL: expected one line on stderr, got $lines"; echo "$err"; exit 1; fi
+if [[ "$err" != "ccsim: error: "* ]]; then echo "FAIL: the line is not a \"ccsim: error:\" line"; echo "$err"; exit 1; fi
 echo "ok (exit $rc): $err"
