@@ -124,6 +124,13 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
   return specs;
 }
 
+std::string unknown_parameter_advice(const std::string& name) {
+  static const std::map<std::string, std::string> renamed = {  // old name, present name
+      {"ring_block_memory_gbps", "collective_block_memory_gbps"}};
+  if (const auto it = renamed.find(name); it != renamed.end()) return "now named " + it->second;
+  return "`ccsim model hopper` lists every parameter";
+}
+
 namespace {
 
 const ParameterSpec* find_spec(const std::string& name) {
@@ -215,7 +222,7 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
   for (const auto& [key, entry] : j["parameters"].items()) {
     const std::string path = origin + ": parameters." + key;
     const ParameterSpec* spec = find_spec(key);
-    if (!spec) throw Error(path + ": unknown parameter (`ccsim model hopper` lists every parameter)");
+    if (!spec) throw Error(path + ": unknown parameter (" + unknown_parameter_advice(key) + ")");
     if (!entry.is_object()) throw Error(path + ": expected an object with value, unit and source");
     if (!entry.contains("value") || !entry["value"].is_number())
       throw Error(path + ".value: expected a number");

@@ -34,6 +34,9 @@ struct ParameterSpec {
 };
 // Every parameter a complete model defines.
 const std::vector<ParameterSpec>& model_parameter_specs();
+// What to tell someone who named a parameter no model has: its present name where it was renamed,
+// else where every name is listed.
+std::string unknown_parameter_advice(const std::string& name);
 
 class Model {
  public:
