@@ -186,6 +186,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   std::vector<int> batch_peers;
   int last_peer = -1;     // of the stream's last send
   bool run_held = false;  // whether the run of sends to last_peer began by holding the stream
+  // Whether the stream has received since its last send: a send to last_peer after none (a copy
+  // or a reduce may come between, as a broadcast root's copy of its own data does) is the next
+  // step of the same run.
+  bool received_since_send = true;
   std::deque<Envelope*> envelopes;  // where a group of receives stores its messages' payloads
   Region batch_src;
   double batch_slept = 0;
@@ -237,8 +241,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       }
       delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
-        // Straight after a send to the same GPU (the next chunk or piece, nothing received in
-        // between) the run's latency was paid once, by its first step holding the stream, if this
+        // After a send to the same GPU with nothing received in between (the next chunk or piece,
+        // a copy aside) the run's latency was paid once, by its first step holding the stream, if this
         // step's data streams on behind the last one's; a wait for a free FIFO slot breaks the
         // stream, and from there each step's flag waits out the latency after its data.
         if (pipelined && run_held) {
@@ -371,6 +375,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       accept_messages(ctx, stream, pass, sg4::Actor::self());
       last_peer = -1;
       run_held = false;
+      received_since_send = true;
       end_batch();
     }
     std::uint32_t ran = 0;  // steps of this call counted for EngineOptions::progress
@@ -383,10 +388,12 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         end_batch();
       const double start = sg4::Engine::get_clock();
       if (step.kind == StepKind::send) {
-        send(i, step, start, pass, p2p_group, i > 0 && stream.steps[i - 1].kind == StepKind::send && stream.steps[i - 1].peer == step.peer);
+        send(i, step, start, pass, p2p_group, !received_since_send);
+        received_since_send = false;
       } else if (step.kind == StepKind::recv) {
         proxy_tail = 0;
         i = receive(i, start, pass);
+        received_since_send = true;
       } else {  // copy or reduce
         const std::uint64_t data_bytes = step.count() * elem;
         if (ctx.options.charge_compute && computes && data_bytes > 0)

@@ -504,6 +504,14 @@ TEST_CASE("a pipeline of chunks to one GPU pays the step latency once, not once 
   CHECK(time == test::approx(kAlpha + kChunks * chunk / kPortBandwidth).epsilon(1e-6));
 }
 
+TEST_CASE("a broadcast root's chunks pay the step latency once: its copy of each chunk does not break the run") {
+  // The root sends a chunk and copies it into its own output, chunk after chunk: with the copies
+  // free, the chunks stream to its peer as a pipeline's do (one latency, then the link's rate).
+  const std::uint64_t chunk = 1 << 20, count = 8 * chunk / 4;
+  const double time = simulate_pure("ring", CollectiveKind::broadcast, 2, count, pure_alpha_beta(), chunk);
+  CHECK(time == test::approx(kAlpha + 8.0 * chunk / kPortBandwidth).epsilon(1e-6));
+}
+
 namespace {
 // A broadcast of one float per rank down a ring of `nranks`, LL, one channel: a chain of latencies.
 struct TinyChain {
