@@ -241,10 +241,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
       }
       delay += route.extra_latency_s + (step.protocol == Protocol::simple ? route.flush_latency_s : 0.0);
       if (step.peer == last_peer && !net && computes && !ctx.schedule.is_switch(step.peer)) {
-        // After a send to the same GPU with nothing received in between (the next chunk or piece,
-        // a copy aside) the run's latency was paid once, by its first step holding the stream, if this
-        // step's data streams on behind the last one's; a wait for a free FIFO slot breaks the
-        // stream, and from there each step's flag waits out the latency after its data.
+        // After a send to the same GPU with nothing received in between (the next chunk or
+        // piece, a copy aside) the run's latency was paid once, by its first step holding the
+        // stream, if this step's data streams on behind the last one's; a wait for a free FIFO
+        // slot breaks the stream, and from there each step's flag waits out the latency after
+        // its data.
         if (pipelined && run_held) {
           streamed_alpha = alpha;
         } else {
