@@ -207,7 +207,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     batch_net_posts = 0;
   };
   // Posts send step i (and its data) to the peer; returns at once unless the step waits.
-  auto send = [&](std::uint32_t i, const Step& step, double start, int pass, bool p2p_group, bool pipelined) {
+  auto send = [&](std::uint32_t i, const Step& step, double start, int pass, bool p2p_group) {
     std::optional<InFlight>& previous = in_flight[step.peer];
     const PlatformRoute& route = ctx.plan.route(stream.rank, step.peer);
     // `alpha` holds the stream before the transfer; `delay` holds back the message's arrival.
@@ -246,7 +246,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         // stream, if this step's data streams on behind the last one's; a wait for a free FIFO
         // slot breaks the stream, and from there each step's flag waits out the latency after
         // its data.
-        if (pipelined && run_held) {
+        if (!received_since_send && run_held) {
           streamed_alpha = alpha;
         } else {
           delay += alpha;
@@ -389,7 +389,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         end_batch();
       const double start = sg4::Engine::get_clock();
       if (step.kind == StepKind::send) {
-        send(i, step, start, pass, p2p_group, !received_since_send);
+        send(i, step, start, pass, p2p_group);
         received_since_send = false;
       } else if (step.kind == StepKind::recv) {
         proxy_tail = 0;
