@@ -131,14 +131,11 @@ std::string unknown_parameter_advice(const std::string& name) {
   return "`ccsim model hopper` lists every parameter";
 }
 
-namespace {
-
-const ParameterSpec* find_spec(const std::string& name) {
+const ParameterSpec* find_parameter_spec(const std::string& name) {
   for (const auto& s : model_parameter_specs())
     if (s.name == name) return &s;
   return nullptr;
 }
-}  // namespace
 
 std::vector<std::string> Model::builtin_names() {
   std::vector<std::string> names;
@@ -221,7 +218,7 @@ Model Model::from_json(const nlohmann::json& j, const std::string& origin) {
     throw Error(origin + ": parameters: expected an object of {\"value\", \"unit\", \"source\"} entries");
   for (const auto& [key, entry] : j["parameters"].items()) {
     const std::string path = origin + ": parameters." + key;
-    const ParameterSpec* spec = find_spec(key);
+    const ParameterSpec* spec = find_parameter_spec(key);
     if (!spec) throw Error(path + ": unknown parameter (" + unknown_parameter_advice(key) + ")");
     if (!entry.is_object()) throw Error(path + ": expected an object with value, unit and source");
     if (!entry.contains("value") || !entry["value"].is_number())
@@ -259,7 +256,7 @@ double Model::get(const std::string& parameter) const {
 }
 
 void Model::set(const std::string& parameter, double value, const std::string& source) {
-  const ParameterSpec* spec = find_spec(parameter);
+  const ParameterSpec* spec = find_parameter_spec(parameter);
   if (!spec) throw Error("unknown model parameter " + parameter);
   // Nothing passes a link at none of its rate: the engine would wait forever.
   if (!(value >= 0) || ((spec->unit == "fraction" || parameter == "hbm_bandwidth_gbps") && value <= 0))

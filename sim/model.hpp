@@ -34,6 +34,8 @@ struct ParameterSpec {
 };
 // Every parameter a complete model defines.
 const std::vector<ParameterSpec>& model_parameter_specs();
+// The spec of the parameter named `name`; nullptr where no model has one.
+const ParameterSpec* find_parameter_spec(const std::string& name);
 // What to tell someone who named a parameter no model has: its present name where it was renamed,
 // else where every name is listed.
 std::string unknown_parameter_advice(const std::string& name);

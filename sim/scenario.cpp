@@ -128,9 +128,7 @@ void Reader::machine(const json& obj, const std::string& path, MachineSpec& m) c
     } else if (v.is_object()) {
       for (const auto& [key, value] : v.items()) {
         const std::string p = at("model") + "." + key;
-        bool known = false;
-        for (const auto& spec : model_parameter_specs()) known = known || spec.name == key;
-        if (!known) fail(p, "unknown model parameter (" + unknown_parameter_advice(key) + ")");
+        if (!find_parameter_spec(key)) fail(p, "unknown model parameter (" + unknown_parameter_advice(key) + ")");
         if (!value.is_number() || value.get<double>() < 0) fail(p, "expected a number >= 0");
         m.model_overrides[key] = value.get<double>();
       }
