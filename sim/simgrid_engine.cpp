@@ -397,7 +397,14 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         received_since_send = true;
       } else {  // copy or reduce
         const std::uint64_t data_bytes = step.count() * elem;
-        if (ctx.options.charge_compute && computes && data_bytes > 0)
+        // Where a ring's or a tree's Simple sends move at its block's load and store rate, that
+        // rate already holds this step's loads and stores (memory_bytes_per_sent_byte), as NCCL's
+        // collective primitives fuse them into the pass that sends (directCopySend: a ring
+        // all_gather's own block, a broadcast root's data): running it as well would charge its
+        // bytes twice. A point-to-point kernel copies a rank's own block as an operation of its own.
+        const bool in_block_rate = step.protocol == Protocol::simple && !ctx.point_to_point &&
+                                   !ctx.block_cap_bytes_per_s.empty() && ctx.block_cap_bytes_per_s[stream_index] > 0;
+        if (ctx.options.charge_compute && computes && data_bytes > 0 && !in_block_rate)
           sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
         if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
       }

@@ -1015,6 +1015,37 @@ TEST_CASE("a ring's Simple block sends at most collective_block_memory_gbps over
   CHECK(all_gather_slope(true) == test::approx(free_in_place).epsilon(1e-3));
 }
 
+TEST_CASE("a ring's copy of its own block costs its block's rate once, not HBM time besides, where the block's rate binds") {
+  // NCCL copies a ring all_gather's own block in the pass that sends it (directCopySend): with the
+  // block's loads and stores the limit, out of place is 5/4 of in place (the test above) however
+  // slow the GPU's memory, as long as it is not what binds. Before, the copy also ran as a step of
+  // its own on HBM: at 100 GB/s, 2 bytes a byte more.
+  Model m = pure_alpha_beta();
+  m.set("hop_latency_us.nvlink.simple", 0, "test");
+  m.set("collective_block_memory_gbps", 20, "test");
+  m.set("hbm_bandwidth_gbps", 100, "test");
+  auto slope = [&](bool in_place) {
+    auto run = [&](std::uint64_t count) {
+      CollectiveSpec spec;
+      spec.kind = CollectiveKind::all_gather;
+      spec.nranks = 2;
+      spec.count = count;
+      algo::AlgorithmOptions o;
+      o.channels = 1;
+      o.chunk_bytes = 64 << 10;
+      Schedule s = algo::compile("ring", spec, o);
+      if (in_place) s = *in_place_variant(s);
+      return simulate(s, flat(2), m, EngineOptions{}).timeline.total_s();
+    };
+    return (run(2 << 20) - run(1 << 20)) / (4.0 * (1 << 20) / 2);
+  };
+  CHECK(slope(true) == test::approx(4 / 20e9).epsilon(1e-3));
+  CHECK(slope(false) == test::approx(5 / 20e9).epsilon(1e-3));
+  // Without the block's limit the copy is what HBM time gives it.
+  m.set("collective_block_memory_gbps", 0, "test");
+  CHECK(slope(false) > slope(true) + 1.5 / 100e9);
+}
+
 TEST_CASE("a tree's non-root Simple block splits collective_block_memory_gbps: 320 of its 512 threads reduce up, 192 broadcast down") {
   // One channel of a single-node tree all_reduce is a chain from the root, rank 0. A middle rank
   // receives, reduces and passes each byte up (3 bytes of loads and stores a byte sent) on 5/8 of
