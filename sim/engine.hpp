@@ -31,6 +31,12 @@ struct EngineOptions {
   // (Timeline::period_s). A rooted call's chain then overlaps one call's tail with the next's
   // head, as it does on GPUs; where every rank waits for every other it changes nothing.
   bool back_to_back = false;
+  // Ranks one process drives (nccl-tests -t x -g; 1: a process per rank, as MPI launches them).
+  // NCCL's P2P transport between two ranks of one process hands the sender the receiver's own
+  // buffers (direct pointers), so a collective's last receive from such a peer lands where it
+  // belongs; from another process, through host memory or across the network it lands in the
+  // connection's FIFO, and the receiving block copies its last slice out after it has arrived.
+  int ranks_per_process = 1;
   // Called from the simulating process every few seconds of host time, once the run has taken
   // that long, with the share of the schedule's steps run so far: long runs (a thousand GPUs) say
   // how far they are. Short runs never call it.

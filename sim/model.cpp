@@ -60,7 +60,8 @@ const std::vector<ParameterSpec>& model_parameter_specs() {
     v.push_back({"p2p_block_memory_gbps", "GB/s",
                  "bytes of loads and stores one thread block of a point-to-point (send/recv) kernel issues per "
                  "second (0: no cap): a block that sends one peer's part and receives another's loads and stores "
-                 "each byte on both sides, so it moves a quarter of this each way"});
+                 "each byte on both sides, so it moves a quarter of this each way; a collective's block copies the last "
+                 "slice of its last receive out of a FIFO at it too"});
     v.push_back({"collective_block_memory_gbps", "GB/s",
                  "the same for one thread block of a ring or tree collective with Simple (0: no cap; the links "
                  "bound it): what it loads and stores per byte it sends sets the most it sends; a tree's "

@@ -117,6 +117,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
       // Through host memory (SHM, or a network receive without GPUDirect RDMA) the receiver's SM
       // loads set the pace: a fraction of the link into the GPU (shm_bandwidth_factor), shared by
       // everything the GPU loads from host memory, whichever peer it comes from.
+      pr.via_host = true;
       const double into_gpu = plan.links_[pr.hops.back().first].bandwidth_bytes_per_s;
       auto [it, fresh] = host_loads.try_emplace(dst, plan.links_.size());
       if (fresh) {

@@ -27,6 +27,7 @@ struct PlatformRoute {
   double extra_latency_s = 0;  // switches on the way (topology what-ifs), the network transport's message latency
   double flush_latency_s = 0;  // a Simple message's further wait across the network (NetTransport)
   bool direct_nvlink = false;  // one NVLink hop between two GPUs: no NVSwitch on the way
+  bool via_host = false;       // through host memory: NCCL's SHM transport, or a network receive without GPUDirect RDMA
 };
 
 class PlatformPlan {

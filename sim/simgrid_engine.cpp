@@ -15,6 +15,7 @@
 
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
+#include "sim/nccl_tuning.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -83,6 +84,14 @@ struct Context {
   // operations in turn, and posting and completing an operation cost it the same whatever the
   // protocol: Simple's overhead (three times the LL one's in NCCL's model) for all of them.
   bool point_to_point = false;
+  // NCCL's collective primitives act on a Simple connection's FIFO a slice at a time: a receive
+  // waits until the whole slice is there, then its block copies it out (or reduces it and stores
+  // the result) while the next slices arrive. Only the last slice's copy has nothing left to hide
+  // behind: a stream's last receive through a FIFO (EngineOptions::ranks_per_process) costs, after
+  // its data, that slice's loads and stores at the block's rate. fifo_copy_s_per_byte: a byte of
+  // them (0: no such copy, as in a point-to-point kernel, whose network store-and-forward is its own).
+  double fifo_copy_s_per_byte = 0;
+  double fifo_slice_bytes = 0;  // NCCL's slice (Simple steps x its 512 KiB step)
 
   void ran_steps(std::uint64_t n) {
     steps_run += n;
@@ -364,6 +373,27 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     return last;
   };
 
+  // The time the stream's block takes to copy the last slice of receives first..last out of their
+  // FIFOs, if they are its last transfers (0 otherwise; Context::fifo_copy_s_per_byte).
+  auto last_fifo_slice_s = [&](std::uint32_t first, std::uint32_t last) {
+    if (ctx.fifo_copy_s_per_byte <= 0 || !computes || !ctx.options.charge_compute || ctx.options.staged_receives) return 0.0;
+    for (std::uint32_t k = last + 1; k < stream.steps.size(); ++k)
+      if (stream.steps[k].kind == StepKind::send || stream.steps[k].kind == StepKind::recv) return 0.0;
+    const int process = stream.rank / std::max(1, ctx.options.ranks_per_process);
+    double slowest = 0;
+    for (std::uint32_t k = first; k <= last; ++k) {
+      const Step& r = stream.steps[k];
+      if (r.protocol != Protocol::simple || ctx.schedule.is_switch(r.peer)) continue;  // NVLS: multimem loads, no FIFO
+      const PlatformRoute& route = ctx.plan.route(r.peer, stream.rank);
+      if (route.latency_class != LatencyClass::net && !route.via_host &&
+          r.peer / std::max(1, ctx.options.ranks_per_process) == process)
+        continue;  // the peer wrote into this rank's own buffers
+      const double per_block = static_cast<double>(r.count() * elem) / std::max(1, ctx.schedule.blocks_per_stream);
+      slowest = std::max(slowest, std::min(ctx.fifo_slice_bytes, per_block) * (r.reduce ? 3.0 : 2.0));
+    }
+    return slowest * ctx.fifo_copy_s_per_byte;
+  };
+
   for (int pass = 0; pass < ctx.passes; ++pass) {
     if (pass > 0) {
       // The next call: its kernel starts when every block of this rank has ended the last one.
@@ -393,8 +423,10 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         received_since_send = false;
       } else if (step.kind == StepKind::recv) {
         proxy_tail = 0;
+        const std::uint32_t first = i;
         i = receive(i, start, pass);
         received_since_send = true;
+        if (const double copy = last_fifo_slice_s(first, i); copy > 0) sg4::this_actor::sleep_for(copy);
       } else {  // copy or reduce
         const std::uint64_t data_bytes = step.count() * elem;
         // Where a ring's or a tree's Simple sends move at its block's load and store rate, that
@@ -564,6 +596,19 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
   Context ctx{schedule, plan, model, options, {}, true, {}, {}, {}, {}, {}, {}, {}, 0, 0, 1, 0, {}, {}, 0, {}, 0, 0, {},
               point_to_point};
   ctx.direct_nvlink_saving_s = model.get("nvlink_direct_hop_saving_us") * 1e-6;
+  if (const double block = model.get("p2p_block_memory_gbps") * 1e9; block > 0 && !point_to_point) {
+    // NCCL's collectives on a Simple FIFO (a ring's, a tree's, the network legs of NVLS and CollNet
+    // trees) in slices of NCCL_STEPS/4 steps (ring all_reduce, all_gather and reduce_scatter) or
+    // one step (the rest; reference/nccl-model.md §1.2); a step is a quarter of the ring's chunk.
+    const auto& algos = nccl::all_algos();
+    if (std::any_of(algos.begin(), algos.end(), [&](nccl::Algo a) { return nccl::to_string(a) == schedule.algorithm; })) {
+      const CollectiveKind k = schedule.spec.kind;
+      const bool two_steps = schedule.algorithm == "ring" && (k == CollectiveKind::all_reduce || k == CollectiveKind::all_gather ||
+                                                              k == CollectiveKind::reduce_scatter);
+      ctx.fifo_copy_s_per_byte = 1 / block;
+      ctx.fifo_slice_bytes = model.get("chunk_bytes.simple") / 4 * (two_steps ? 2 : 1);
+    }
+  }
   const double blocks = std::max(1, schedule.blocks_per_rank());
   for (auto p : all_protocols())
     for (auto c : {LatencyClass::nvlink, LatencyClass::pcie, LatencyClass::net}) {

@@ -12,7 +12,9 @@ import sys
 issue, small1, small8, big1, big8 = map(float, sys.argv[1:])
 assert small1 > issue, f"one GPU per thread: 8 B takes {small1} us, more than the {issue} us issue time"
 assert abs(small8 - 8 * issue) < 1e-6, f"8 GPUs per thread: 8 B should take 8 x {issue} us, got {small8}"
-assert big8 == big1 > 8 * issue, f"64 MiB is GPU-bound either way: {big1} vs {big8} us"
+# -g 8 is one process, whose ranks reach each other by NCCL's direct pointers: a call's last
+# receive has no slice to copy out of a FIFO, which a process per GPU pays (at most 1% here).
+assert big1 >= big8 > 8 * issue and big1 - big8 < 0.01 * big1, f"64 MiB is GPU-bound either way: {big1} vs {big8} us"
 print(f"ok: 8 B {small1:.2f} -> {small8:.2f} us with -g 8; 64 MiB {big1:.1f} us either way")
 PY
 # nccl-tests issues an alltoall as a send and a receive per peer on each GPU: a thread driving 8 of

@@ -1046,6 +1046,37 @@ TEST_CASE("a ring's copy of its own block costs its block's rate once, not HBM t
   CHECK(slope(false) > slope(true) + 1.5 / 100e9);
 }
 
+TEST_CASE("a collective's last Simple receive through a FIFO costs its last slice's copy at the block's rate, not from a rank of its own process") {
+  // A 2-rank ring all_gather in place: each rank's one receive is its last. NCCL's ring all_gather
+  // works in slices of two steps, a step a quarter of the chunk: with 4 MiB chunks, 2 MiB. The
+  // block copies the slice out of its FIFO once it has all arrived, 2 bytes of loads and stores a
+  // byte at p2p_block_memory_gbps; a part smaller than a slice is copied whole.
+  Model m = pure_alpha_beta();
+  m.set("hbm_bandwidth_gbps", 1e9, "test");  // no HBM time: only the block's rate
+  m.set("p2p_block_memory_gbps", 20, "test");
+  m.set("chunk_bytes.simple", 4 << 20, "test");
+  auto time_s = [&](std::uint64_t count, int ranks_per_process, const std::string& algorithm = "ring") {
+    CollectiveSpec spec;
+    spec.kind = CollectiveKind::all_gather;
+    spec.nranks = 2;
+    spec.count = count;
+    algo::AlgorithmOptions o;
+    o.channels = 1;
+    o.chunk_bytes = 4 << 20;
+    const Schedule s = *in_place_variant(algo::compile(algorithm, spec, o));
+    EngineOptions e;
+    e.ranks_per_process = ranks_per_process;
+    return simulate(s, flat(2), m, e).timeline.total_s();
+  };
+  const double part = 4.0 * (1 << 18) / 2;  // bytes each rank receives of a 256 Ki-element call: 512 KiB
+  CHECK(time_s(1 << 18, 1) - time_s(1 << 18, 2) == test::approx(2 * part / 20e9).epsilon(1e-6));
+  // Only the last slice: past one slice of data the copy costs the same.
+  CHECK(time_s(4 << 20, 1) - time_s(4 << 20, 2) == test::approx(2 * (2 << 20) / 20e9).epsilon(1e-6));
+  // No block rate, no copy time; and none without compute costs (no_compute).
+  m.set("p2p_block_memory_gbps", 0, "test");
+  CHECK(time_s(1 << 20, 1) == test::approx(time_s(1 << 20, 2)).epsilon(1e-12));
+}
+
 TEST_CASE("a tree's non-root Simple block splits collective_block_memory_gbps: 320 of its 512 threads reduce up, 192 broadcast down") {
   // One channel of a single-node tree all_reduce is a chain from the root, rank 0. A middle rank
   // receives, reduces and passes each byte up (3 bytes of loads and stores a byte sent) on 5/8 of

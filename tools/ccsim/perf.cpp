@@ -35,7 +35,7 @@ struct PerfArgs {
   std::optional<int> ranks;
   int gpus_per_thread = 1;
   int iters = kNcclTestsIters;
-  int threads = 1;       // nccl-tests -t: accepted, changes nothing (see its help)
+  int threads = 1;       // nccl-tests -t: with -g, the ranks of one process (see its help)
   int warmup_iters = 5;  // nccl-tests -w (its default 5): accepted, changes nothing
   std::string model_file;
   std::string algorithm = "auto";
@@ -113,6 +113,7 @@ int run_perf(const PerfArgs& a) {
   report.nranks = nranks;
   EngineOptions engine;
   engine.record_steps = !a.timeline_file.empty();
+  engine.ranks_per_process = a.threads * a.gpus_per_thread;
   nlohmann::json timelines = nlohmann::json::array();
   const bool tty = ::isatty(STDERR_FILENO);
   const std::size_t total = sizes.size() * types.size() * ops.size();
@@ -252,13 +253,16 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--ranks", args->ranks, "Ranks in the communicator (first N GPUs; default: all)");
   cmd->add_option("-g,--gpus-per-thread", args->gpus_per_thread,
                   "GPUs one host thread drives, as nccl-tests -g: a call takes at least this many times the model's "
-                  "host_issue_us plus host_channel_us per channel (the host issues each GPU's launch in turn)")
+                  "host_issue_us plus host_channel_us per channel (the host issues each GPU's launch in turn); its GPUs share "
+                  "one process (see -t)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   // nccl-tests' -t and -w, accepted so that its command lines run as they are.
   cmd->add_option("-t,--nthreads", args->threads,
                   "Host threads per process, as nccl-tests -t: each drives -g GPUs and issues their launches beside "
-                  "the others, so only -g enters the host's issue time; the ranks are the machine's (--ranks)")
+                  "the others, so only -g enters the host's issue time; the ranks are the machine's (--ranks). The -t x -g "
+                  "ranks of a process reach each other by NCCL's direct pointers: a collective's last Simple receive "
+                  "from one of them has no slice to copy out of a FIFO")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   cmd->add_option("-w,--warmup_iters", args->warmup_iters,
