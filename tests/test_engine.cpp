@@ -199,7 +199,8 @@ namespace {
 // A call of `count` floats on one channel of a flat NVSwitch machine (one chunk loop unless
 // `chunk_bytes` says less), without compute: its time.
 double simulate_pure(const std::string& algorithm, CollectiveKind kind, int n, std::uint64_t count,
-                     const Model& model = pure_alpha_beta(), std::uint64_t chunk_bytes = 0, bool in_place = false) {
+                     const Model& model = pure_alpha_beta(), std::uint64_t chunk_bytes = 0, bool in_place = false,
+                     const EngineOptions& engine = no_compute()) {
   CollectiveSpec spec;
   spec.kind = kind;
   spec.nranks = n;
@@ -209,7 +210,7 @@ double simulate_pure(const std::string& algorithm, CollectiveKind kind, int n, s
   o.chunk_bytes = chunk_bytes ? chunk_bytes : count * 4;
   Schedule s = algo::compile(algorithm, spec, o);
   if (in_place) s = *in_place_variant(s);
-  return simulate(s, flat(n), model, no_compute()).timeline.total_s();
+  return simulate(s, flat(n), model, engine).timeline.total_s();
 }
 
 void check_closed_form(double simulated, double expected) {
@@ -1024,18 +1025,9 @@ TEST_CASE("a ring's copy of its own block costs its block's rate once, not HBM t
   m.set("hop_latency_us.nvlink.simple", 0, "test");
   m.set("collective_block_memory_gbps", 20, "test");
   m.set("hbm_bandwidth_gbps", 100, "test");
-  auto slope = [&](bool in_place) {
+  auto slope = [&](bool in_place) {  // with compute costs: EngineOptions{}
     auto run = [&](std::uint64_t count) {
-      CollectiveSpec spec;
-      spec.kind = CollectiveKind::all_gather;
-      spec.nranks = 2;
-      spec.count = count;
-      algo::AlgorithmOptions o;
-      o.channels = 1;
-      o.chunk_bytes = 64 << 10;
-      Schedule s = algo::compile("ring", spec, o);
-      if (in_place) s = *in_place_variant(s);
-      return simulate(s, flat(2), m, EngineOptions{}).timeline.total_s();
+      return simulate_pure("ring", CollectiveKind::all_gather, 2, count, m, 64 << 10, in_place, EngineOptions{});
     };
     return (run(2 << 20) - run(1 << 20)) / (4.0 * (1 << 20) / 2);
   };
@@ -1055,24 +1047,18 @@ TEST_CASE("a collective's last Simple receive through a FIFO costs its last slic
   m.set("hbm_bandwidth_gbps", 1e9, "test");  // no HBM time: only the block's rate
   m.set("p2p_block_memory_gbps", 20, "test");
   m.set("chunk_bytes.simple", 4 << 20, "test");
-  auto time_s = [&](std::uint64_t count, int ranks_per_process, const std::string& algorithm = "ring") {
-    CollectiveSpec spec;
-    spec.kind = CollectiveKind::all_gather;
-    spec.nranks = 2;
-    spec.count = count;
-    algo::AlgorithmOptions o;
-    o.channels = 1;
-    o.chunk_bytes = 4 << 20;
-    const Schedule s = *in_place_variant(algo::compile(algorithm, spec, o));
+  auto time_s = [&](std::uint64_t count, int ranks_per_process) {
     EngineOptions e;
     e.ranks_per_process = ranks_per_process;
-    return simulate(s, flat(2), m, e).timeline.total_s();
+    return simulate_pure("ring", CollectiveKind::all_gather, 2, count, m, 4 << 20, true, e);
   };
   const double part = 4.0 * (1 << 18) / 2;  // bytes each rank receives of a 256 Ki-element call: 512 KiB
   CHECK(time_s(1 << 18, 1) - time_s(1 << 18, 2) == test::approx(2 * part / 20e9).epsilon(1e-6));
   // Only the last slice: past one slice of data the copy costs the same.
   CHECK(time_s(4 << 20, 1) - time_s(4 << 20, 2) == test::approx(2 * (2 << 20) / 20e9).epsilon(1e-6));
-  // No block rate, no copy time; and none without compute costs (no_compute).
+  // None without compute costs (no_compute), nor without a block rate.
+  CHECK(simulate_pure("ring", CollectiveKind::all_gather, 2, 1 << 20, m, 4 << 20, true) ==
+        test::approx(time_s(1 << 20, 2)).epsilon(1e-12));
   m.set("p2p_block_memory_gbps", 0, "test");
   CHECK(time_s(1 << 20, 1) == test::approx(time_s(1 << 20, 2)).epsilon(1e-12));
 }
