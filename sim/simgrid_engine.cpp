@@ -375,10 +375,13 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
 
   // The time the stream's block takes to copy the last slice of receives first..last out of their
   // FIFOs, if they are its last transfers (0 otherwise; Context::fifo_copy_s_per_byte).
+  std::uint32_t last_transfer = 0;  // the stream's last send or receive
+  for (std::uint32_t k = 0; k < stream.steps.size(); ++k)
+    if (stream.steps[k].kind == StepKind::send || stream.steps[k].kind == StepKind::recv) last_transfer = k;
   auto last_fifo_slice_s = [&](std::uint32_t first, std::uint32_t last) {
-    if (ctx.fifo_copy_s_per_byte <= 0 || !computes || !ctx.options.charge_compute || ctx.options.staged_receives) return 0.0;
-    for (std::uint32_t k = last + 1; k < stream.steps.size(); ++k)
-      if (stream.steps[k].kind == StepKind::send || stream.steps[k].kind == StepKind::recv) return 0.0;
+    if (ctx.fifo_copy_s_per_byte <= 0 || !computes || !ctx.options.charge_compute || ctx.options.staged_receives ||
+        last < last_transfer)
+      return 0.0;
     const int process = stream.rank / std::max(1, ctx.options.ranks_per_process);
     double slowest = 0;
     for (std::uint32_t k = first; k <= last; ++k) {
