@@ -400,6 +400,11 @@ const std::vector<Algo>& all_algos() {
   return all;
 }
 
+bool is_nccl_algo(std::string_view name) {
+  const auto& all = all_algos();
+  return std::any_of(all.begin(), all.end(), [&](Algo a) { return to_string(a) == name; });
+}
+
 std::string_view to_string(Func func) {
   switch (func) {
     case Func::broadcast: return "broadcast";

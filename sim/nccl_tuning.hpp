@@ -24,6 +24,8 @@ enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pa
 // ccsim's algorithms.
 std::string_view to_string(Algo algo);
 const std::vector<Algo>& all_algos();  // in NCCL's index order
+// Whether ccsim's algorithm of this name is one of NCCL's collective algorithms (all_algos).
+bool is_nccl_algo(std::string_view name);
 // NCCL's protocol index order (NCCL_PROTO_*: LL, LL128, Simple), which its cost table follows.
 const std::vector<Protocol>& nccl_protocol_order();
 

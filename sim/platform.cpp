@@ -35,10 +35,7 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
 
   // NCCL's collective algorithms cross nodes on the NICs their graphs give each channel; every
   // other algorithm is made of point-to-point operations, which take the peer's rail (PXN).
-  const auto& nccl_algos = nccl::all_algos();
-  const bool point_to_point =
-      schedule.algorithm != "hierarchical" &&
-      std::none_of(nccl_algos.begin(), nccl_algos.end(), [&](nccl::Algo a) { return nccl::to_string(a) == schedule.algorithm; });
+  const bool point_to_point = schedule.algorithm != "hierarchical" && !nccl::is_nccl_algo(schedule.algorithm);
 
   // One platform link per topology link, or per group of parallel links a hop stripes over.
   std::map<std::vector<topo::LinkId>, std::size_t> link_index;

@@ -171,6 +171,8 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // has ended. `in_flight` holds each peer's transfer (retired before the next is posted), which
   // also keeps SimGrid fast: 3.32 scans an actor's list of unwaited activities on every completion.
   std::map<int, std::optional<InFlight>> in_flight;  // by peer
+  // What the stream's Simple sends may move by its block's loads and stores (0: no cap).
+  const double block_cap = ctx.block_cap_bytes_per_s.empty() ? 0.0 : ctx.block_cap_bytes_per_s[stream_index];
   // Returns when the transfer ended (-1: none was in flight).
   auto retire = [&](std::optional<InFlight>& f) {
     if (!f) return -1.0;
@@ -282,12 +284,11 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     // land. Pipelined over NCCL's slots the stages overlap, but for the first chunk's copy in and
     // the last one's copy out, each at the block's rate (NCCL_P2P_NET_CHUNKSIZE: 128 KiB).
     if (ctx.point_to_point && step.protocol == Protocol::simple && route.latency_class == LatencyClass::net &&
-        !ctx.block_cap_bytes_per_s.empty())
-      if (const double blocks_cap = ctx.block_cap_bytes_per_s[stream_index]; blocks_cap > 0) {
-        constexpr double kP2pNetChunkBytes = 128 << 10;
-        const double blocks = std::max(1, ctx.schedule.blocks_per_stream);  // a folded stream's identical blocks
-        delay += 2 * std::min(kP2pNetChunkBytes, static_cast<double>(step.count() * elem) / blocks) / (blocks_cap / blocks);
-      }
+        block_cap > 0) {
+      constexpr double kP2pNetChunkBytes = 128 << 10;
+      const double blocks = std::max(1, ctx.schedule.blocks_per_stream);  // a folded stream's identical blocks
+      delay += 2 * std::min(kP2pNetChunkBytes, static_cast<double>(step.count() * elem) / blocks) / (block_cap / blocks);
+    }
     Envelope* envelope = &no_delay;
     if (delay > 0 || slot) {
       if (ctx.spare_envelopes.empty()) {
@@ -304,10 +305,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     const std::uint64_t bytes = ctx.plan.send_wire_bytes(ctx.schedule, stream.rank, step);
     sg4::CommPtr comm = ctx.mailbox(stream.rank, step.peer, step.tag, pass)->put_init(envelope, bytes);
     double cap = ctx.channel_cap_bytes_per_s[static_cast<int>(route.latency_class)][static_cast<int>(step.protocol)];
-    if (step.protocol == Protocol::simple && !ctx.block_cap_bytes_per_s.empty()) {
-      const double block = ctx.block_cap_bytes_per_s[stream_index];
-      if (block > 0) cap = cap > 0 ? std::min(cap, block) : block;
-    }
+    if (step.protocol == Protocol::simple && block_cap > 0) cap = cap > 0 ? std::min(cap, block_cap) : block_cap;
     if (cap > 0) comm->set_rate(cap);
     comm->start();
     if (pass == 0) ++ctx.messages;
@@ -376,8 +374,9 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
   // The time the stream's block takes to copy the last slice of receives first..last out of their
   // FIFOs, if they are its last transfers (0 otherwise; Context::fifo_copy_s_per_byte).
   std::uint32_t last_transfer = 0;  // the stream's last send or receive
-  for (std::uint32_t k = 0; k < stream.steps.size(); ++k)
-    if (stream.steps[k].kind == StepKind::send || stream.steps[k].kind == StepKind::recv) last_transfer = k;
+  if (ctx.fifo_copy_s_per_byte > 0)
+    for (std::uint32_t k = 0; k < stream.steps.size(); ++k)
+      if (stream.steps[k].kind == StepKind::send || stream.steps[k].kind == StepKind::recv) last_transfer = k;
   auto last_fifo_slice_s = [&](std::uint32_t first, std::uint32_t last) {
     if (ctx.fifo_copy_s_per_byte <= 0 || !computes || !ctx.options.charge_compute || ctx.options.staged_receives ||
         last < last_transfer)
@@ -437,8 +436,7 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
         // collective primitives fuse them into the pass that sends (directCopySend: a ring
         // all_gather's own block, a broadcast root's data): running it as well would charge its
         // bytes twice. A point-to-point kernel copies a rank's own block as an operation of its own.
-        const bool in_block_rate = step.protocol == Protocol::simple && !ctx.point_to_point &&
-                                   !ctx.block_cap_bytes_per_s.empty() && ctx.block_cap_bytes_per_s[stream_index] > 0;
+        const bool in_block_rate = step.protocol == Protocol::simple && !ctx.point_to_point && block_cap > 0;
         if (ctx.options.charge_compute && computes && data_bytes > 0 && !in_block_rate)
           sg4::this_actor::execute((step.kind == StepKind::copy ? 2.0 : 3.0) * static_cast<double>(data_bytes));
         if (record) ctx.records.push_back({stream_index, i, start, sg4::Engine::get_clock(), 0});
@@ -603,8 +601,7 @@ Timeline simulate_in_process(const Schedule& schedule, const PlatformPlan& plan,
     // NCCL's collectives on a Simple FIFO (a ring's, a tree's, the network legs of NVLS and CollNet
     // trees) in slices of NCCL_STEPS/4 steps (ring all_reduce, all_gather and reduce_scatter) or
     // one step (the rest; reference/nccl-model.md §1.2); a step is a quarter of the ring's chunk.
-    const auto& algos = nccl::all_algos();
-    if (std::any_of(algos.begin(), algos.end(), [&](nccl::Algo a) { return nccl::to_string(a) == schedule.algorithm; })) {
+    if (nccl::is_nccl_algo(schedule.algorithm)) {
       const CollectiveKind k = schedule.spec.kind;
       const bool two_steps = schedule.algorithm == "ring" && (k == CollectiveKind::all_reduce || k == CollectiveKind::all_gather ||
                                                               k == CollectiveKind::reduce_scatter);
