@@ -206,6 +206,8 @@ class LogParser {
         log_.gpus_per_thread_source = "command";
       }
     }
+    // After the binary only: srun's -t is a time limit.
+    if (!log_.threads) log_.threads = command_option(log_.command, "-t", "--nthreads", 1024, true);
     if (!log_.iters) {
       if (const auto n = command_option(log_.command, "-n", "--iters", 1u << 30, true)) {
         log_.iters = *n;
@@ -324,8 +326,10 @@ class LogParser {
     }
     if (tokens.size() >= 4 && tokens[0] == "nThread" && tokens[2] == "nGpus") {
       run_starts(number);
-      if (const auto threads = parse_unsigned(tokens[1]); threads && *threads >= 1 && *threads <= 1024)
+      if (const auto threads = parse_unsigned(tokens[1]); threads && *threads >= 1 && *threads <= 1024) {
         evidence_.threads = static_cast<int>(*threads);
+        log_.threads = static_cast<int>(*threads);
+      }
       const auto gpus = parse_unsigned(tokens[3]);
       if (!gpus || *gpus < 1 || *gpus > 1024) {
         problem(number, raw, "nGpus \"" + std::string(tokens[3]) + "\" is not a GPU count");

@@ -94,6 +94,10 @@ struct NcclLog {
   // time can be what the run measures (Model::host_issue_s). Empty when the log says neither.
   std::optional<int> gpus_per_thread;
   std::string gpus_per_thread_source;  // "header" | "command" | ""
+  // Host threads of each process (nccl-tests -t): the header's nThread, else the command's
+  // -t/--nthreads. A process's threads drive its GPUs as ranks of one process, so NCCL connects
+  // them by direct pointers (EngineOptions::ranks_per_process). Empty when the log says neither.
+  std::optional<int> threads;
   // Calls in nccl-tests' timed loop (-n): from the header's "iters: N", else the command's -n/--iters.
   // The loop starts idle, so one call's fill and drain is spread over them (Timeline::per_call_s).
   std::optional<int> iters;

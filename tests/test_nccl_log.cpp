@@ -525,6 +525,13 @@ TEST_CASE("nccl log: the collective comes from the command, then the banner, the
   CHECK(parse("./build/all_reduce_perf --ngpus=4 -b 8\n").gpus_per_thread == 4);
   CHECK(parse("./build/all_reduce_perf -g2 -b 8\n").gpus_per_thread == 2);
   CHECK_FALSE(parse("srun -g 3 ./build/all_reduce_perf -b 8\n").gpus_per_thread);
+  // nccl-tests -t: the header's nThread, else the command's; srun's -t (a time limit) is not it.
+  CHECK(parse("# nThread 8 nGpus 1 minBytes 8\n").threads == 8);
+  CHECK(parse("./build/all_reduce_perf -t 4 -g 2\n# nThread 2 nGpus 2 minBytes 8\n").threads == 2);
+  CHECK(parse("./build/all_reduce_perf -b 8 -t 4 -g 2\n").threads == 4);
+  CHECK(parse("./build/all_reduce_perf --nthreads=3 -b 8\n").threads == 3);
+  CHECK_FALSE(parse("srun -t 10 ./build/all_reduce_perf -b 8\n").threads);
+  CHECK_FALSE(parse("./build/all_reduce_perf -b 8\n").threads);
   CHECK(parse("./build/all_reduce_perf -b 8 -n 50\n").iters == 50);
   CHECK(parse("./build/all_reduce_perf --iters=7 -b 8\n").iters == 7);
   CHECK(parse("./build/all_reduce_perf -n 50\n# nThread 1 nGpus 2 minBytes 8 warmup iters: 5 iters: 100\n").iters == 100);

@@ -69,6 +69,7 @@ struct LogResult {
   std::string collective;
   int ranks = 0;
   int gpus_per_thread = 1;
+  int threads = 1;  // PreparedLog::threads
   int iters = kNcclTestsIters;
   bool rooted = false;  // timed as a loop whose calls overlap: iters matter
   int graph_launches = 0;  // PreparedLog::graph_launches
@@ -150,6 +151,7 @@ std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
   selection.algorithm = prepared.c.algorithm;
   selection.protocol = prepared.c.protocol;
   selection.gpus_per_thread = prepared.gpus_per_thread;
+  selection.threads = prepared.threads;
   selection.iters = prepared.iters;
   selection.nccl_release = nccl_release(prepared);
   selection.nccl_env_settings = prepared.nccl_env_settings;
@@ -160,6 +162,7 @@ std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
   out.collective = std::string(to_string(*prepared.log.collective));
   out.ranks = ranks;
   out.gpus_per_thread = prepared.gpus_per_thread;
+  out.threads = prepared.threads;
   out.iters = prepared.iters;
   out.graph_launches = prepared.graph_launches;
   out.agg_iters = prepared.agg_iters;
@@ -292,6 +295,7 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.machine_options.empty() ? "" : " with " + r.machine_options) << " (model "
     << r.model << ", NCCL 2." << release << "'s choices), " << r.column << ", class \"" << r.c.system_class << "\", set " << r.c.set
     << (r.gpus_per_thread > 1 ? ", " + std::to_string(r.gpus_per_thread) + " GPUs per host thread" : "")
+    << (r.threads > 1 ? ", " + std::to_string(r.threads) + " host threads a process" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
   if (r.nccl_release > 0 && r.nccl_release < nccl::kOldestTunedRelease)
@@ -508,7 +512,7 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
       rows.push_back(jr);
     }
     json.push_back({{"log", c.log}, {"run", c.run ? nlohmann::json(*c.run) : nlohmann::json()}, {"class", r.c.system_class}, {"set", c.set}, {"collective", r.collective},
-                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"topology", r.topology}, {"machine_options", r.machine_options}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
+                    {"ranks", r.ranks}, {"gpus_per_thread", r.gpus_per_thread}, {"threads", r.threads}, {"topology", r.topology}, {"machine_options", r.machine_options}, {"model", r.model}, {"nccl_release", r.nccl_release}, {"from_command", r.from_command}, {"nccl_env", r.nccl_env_settings},
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"bandwidth_ratio", regime.bandwidth ? nlohmann::json(*regime.bandwidth) : nlohmann::json()},
                     {"latency_ratio", regime.latency ? nlohmann::json(*regime.latency) : nlohmann::json()},

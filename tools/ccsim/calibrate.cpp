@@ -285,6 +285,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     selection.algorithm = logs[li].c.algorithm;
     selection.protocol = logs[li].c.protocol;
     selection.gpus_per_thread = logs[li].gpus_per_thread;
+    selection.threads = logs[li].threads;
     selection.iters = logs[li].iters;
     selection.nccl_env_settings = logs[li].nccl_env_settings;
     const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);

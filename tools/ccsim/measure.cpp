@@ -96,7 +96,7 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   EngineOptions engine = engine_options;
   engine.back_to_back = engine.back_to_back || is_rooted(spec.kind);
   // The ranks one host thread drives share its process (and NCCL's direct pointers).
-  engine.ranks_per_process = std::max(engine.ranks_per_process, options.gpus_per_thread);
+  engine.ranks_per_process = std::max(engine.ranks_per_process, std::max(1, options.threads) * options.gpus_per_thread);
   const Bytes elem = element_bytes(spec.type);
   // NCCL's duplicated channels follow the same rings: run each set of copies as one stream.
   const algo::AlgorithmOptions o = algo::fold_copies(options.algorithm, spec, options.algorithm_options);

@@ -29,6 +29,9 @@ struct PointOptions {
   // nccl-tests -g: GPUs one host thread issues each call to. The reported time is at least the
   // host's issue time for them (Model::host_issue_s); the timeline stays the GPUs' own.
   int gpus_per_thread = 1;
+  // nccl-tests -t: host threads a process runs. A process's threads x gpus_per_thread ranks share
+  // it, so NCCL joins them by direct pointers (EngineOptions::ranks_per_process).
+  int threads = 1;
   // Calls in the timed loop (nccl-tests -n): back-to-back calls pay one call's fill and drain over
   // them (Timeline::per_call_s); 0 for the steady state alone.
   int iters = 0;

@@ -365,6 +365,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   // NCCLBandwidth.py: -b 8 -e 8G -f 2 -g <GPUs> -n 40), which its summary tables do not say.
   const bool azure_summary = is_azure_summary(p.log);
   p.gpus_per_thread = p.log.gpus_per_thread.value_or(c.gpus_per_thread.value_or(azure_summary ? p.ranks : 1));
+  p.threads = p.log.threads.value_or(1);
   p.iters = p.log.iters.value_or(azure_summary ? 40 : kNcclTestsIters);
   p.graph_launches = p.log.graph_launches.value_or(0);
   p.agg_iters = p.log.agg_iters.value_or(1);

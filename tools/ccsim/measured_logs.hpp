@@ -107,6 +107,7 @@ struct PreparedLog {
   nccl::EnvSettings nccl_env_settings;
   int ranks = 0;
   int gpus_per_thread = 1;  // the log's (nccl-tests -g); 1 when it does not say
+  int threads = 1;  // the log's host threads a process (nccl-tests -t); 1 when it does not say
   int iters = kNcclTestsIters;  // the log's timed calls (nccl-tests -n); nccl-tests' default when it does not say
   int graph_launches = 0;  // the log's CUDA-graph launches (nccl-tests -G), which ccsim does not model; 0: none
   int agg_iters = 1;  // calls the log groups per timed iteration (nccl-tests -m), which ccsim does not model

@@ -89,6 +89,7 @@ int run_perf(const PerfArgs& a) {
   if (!a.chunk_bytes.empty()) selection.chunk_bytes = parse_bytes(a.chunk_bytes);
   selection.levels = a.levels;
   selection.gpus_per_thread = a.gpus_per_thread;
+  selection.threads = a.threads;
   selection.iters = a.iters;
   if (!a.nccl_version.empty()) {
     selection.nccl_release = nccl::release_of(a.nccl_version);
@@ -113,7 +114,6 @@ int run_perf(const PerfArgs& a) {
   report.nranks = nranks;
   EngineOptions engine;
   engine.record_steps = !a.timeline_file.empty();
-  engine.ranks_per_process = a.threads * a.gpus_per_thread;
   nlohmann::json timelines = nlohmann::json::array();
   const bool tty = ::isatty(STDERR_FILENO);
   const std::size_t total = sizes.size() * types.size() * ops.size();

@@ -105,6 +105,7 @@ PointOptions Planner::point(const CollectiveSpec& spec, const std::string& algor
   PointOptions p;
   p.algorithm = algorithm;
   p.gpus_per_thread = selection_.gpus_per_thread;
+  p.threads = selection_.threads;
   p.iters = selection_.iters;
   auto& o = p.algorithm_options;
   o.protocol = protocol;

@@ -24,6 +24,7 @@ struct Selection {
   std::optional<Bytes> chunk_bytes;  // default: the model's per protocol
   std::vector<std::string> levels;   // hierarchical
   int gpus_per_thread = 1;           // how the run issues calls (nccl-tests -g): PointOptions::gpus_per_thread
+  int threads = 1;                   // host threads a process (nccl-tests -t): PointOptions::threads
   int iters = kNcclTestsIters;       // calls in the timed loop (nccl-tests -n): PointOptions::iters
   int nccl_release = 0;              // NCCL 2.x minor whose cost model decides `auto` (nccl::System::release)
   // NCCL_MIN/MAX_NCHANNELS and the like (the channels calls launch), NCCL_NVLS_ENABLE, and
