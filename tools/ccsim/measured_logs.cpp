@@ -375,6 +375,14 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
   std::map<std::string, int> left_out;  // rows of a type or op ccsim does not simulate, by why
   for (const auto& row : p.log.rows) {
     if (row.size == 0 || row.size < min_size || row.size > max_size) continue;
+    if (row.out_of_place && row.in_place && row.out_of_place->has_time && row.in_place->has_time &&
+        row.out_of_place->time_us > 0 && row.in_place->time_us > 0) {
+      const double o = row.out_of_place->time_us, i = row.in_place->time_us, ratio = std::max(o, i) / std::min(o, i);
+      PreparedLog::Columns& cols = p.columns;
+      ++cols.rows;
+      if (ratio > kNoisyColumns) ++cols.disagree;
+      if (ratio > cols.ratio) cols = {cols.rows, cols.disagree, ratio, row.size, o, i};
+    }
     const auto measured = measured_time(row, column, kind, p.ranks);
     if (!measured) continue;
     MeasuredCall m;

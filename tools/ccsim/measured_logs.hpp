@@ -113,7 +113,20 @@ struct PreparedLog {
   int agg_iters = 1;  // calls the log groups per timed iteration (nccl-tests -m), which ccsim does not model
   int registration = 0;  // buffer registration the command asks for (nccl-tests -R), which ccsim does not model
   std::vector<MeasuredCall> calls;  // rows inside [min_size, max_size] with a time
+  // How far the run's two columns disagree inside [min_size, max_size]. nccl-tests times the same
+  // collective out of place and in place back to back, so a steady run gives about the same time
+  // in both (the shared logs' median row: 1%); where one is over kNoisyColumns x the other, the
+  // run's own repeatability, not the model, bounds how close any simulation can come.
+  struct Columns {
+    int rows = 0;        // rows with a time in both columns
+    int disagree = 0;    // of them, rows whose columns differ by more than kNoisyColumns x
+    double ratio = 1;    // the largest ratio, slower column over faster
+    Bytes at = 0;        // ... and its size
+    double out_of_place_us = 0, in_place_us = 0;  // ... and its times
+  } columns;
 };
+// The ratio of a row's two times past which the run is too noisy to score tightly.
+inline constexpr double kNoisyColumns = 1.5;
 PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_size, Bytes max_size);
 
 // The built-in model a log's system runs under unless the command names one: the map's model for
