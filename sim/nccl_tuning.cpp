@@ -91,6 +91,10 @@ struct Rules {
   bool hopper_ll_max = true;      // 2.21+: Hopper's own llMaxBw row (2.18-2.20 read Ampere's)
   double net_nvls_tree_us = 20.9; // NET NVLSTree Simple: 14 before 2.29
   double blackwell_ring_ll128 = 40.0;  // 2.29: 34.5
+  // The §3.6 tree correction for NVLSTree on Blackwell x86 hosts: absent from 2.27's
+  // ncclTopoGetAlgoTime (15804745244: Tree only), present in 2.29's and 2.30's; 2.28, whose
+  // Blackwell-specific NVLSTree caps came with it (§3.8), is taken to have it too.
+  bool nvls_tree_correction = true;
   // NCCL_MAX_NVLS_ARITY (src/include/device.h): the most GPUs of one node an NVLS all_gather or
   // reduce_scatter spans; with more local ranks NCCL skips NVLS for them (enqueue.cc/tuning's
   // "func != ncclFuncAllReduce && comm->localRanks > NCCL_MAX_NVLS_ARITY"). 32 from 2.20 on
@@ -110,6 +114,7 @@ Rules release_rules(int release) {
   r.hopper_ll_max = release >= 21;
   if (release < 29) r.net_nvls_tree_us = 14;
   if (release == 29) r.blackwell_ring_ll128 = 34.5;
+  r.nvls_tree_correction = release >= 28;
   if (release < 20) r.max_nvls_arity = 8;
   return r;
 }
@@ -444,7 +449,8 @@ std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, 
 
     // §3.6 tree correction, also for NVLSTree on Blackwell with x86 hosts. Sizes under 64 B have
     // no log2(nBytes/64) index and sizes from 512 MiB on are excluded, so both keep their bandwidth.
-    const bool corrected = e.algo == Algo::tree || (e.algo == Algo::nvls_tree && is_blackwell(c) && system.x86_cpu);
+    const bool corrected = e.algo == Algo::tree || (e.algo == Algo::nvls_tree && c.rules.nvls_tree_correction &&
+                                                     is_blackwell(c) && system.x86_cpu);
     if (corrected && func == Func::all_reduce && nbytes >= 64 && nbytes < kCorrectionLimit)
       bw *= kTreeCorrection[index_of(e.proto)][floor_log2(nbytes >> 6)];
 

@@ -472,6 +472,23 @@ TEST_CASE("NCCL tuning: releases before 2.28 rate NVLS by the graph alone") {
   CHECK(at(four, Func::all_reduce, 1 * GiB, Algo::nvls_tree, Protocol::simple).bus_bw_gbps == test::approx(16 * 12));
 }
 
+TEST_CASE("NCCL tuning: Blackwell's NVLSTree takes the tree correction on x86 hosts from 2.28, not in 2.27") {
+  System s = h100_two_nodes(true);
+  s.arch = Arch::blackwell;
+  auto bw = [&](int release, Bytes n) {
+    s.release = release;
+    return at(s, Func::all_reduce, n, Algo::nvls_tree, Protocol::simple).alg_bw_gbps;
+  };
+  // 1 MiB = 64 B << 14: the Simple row's factor there is 0.5; from 512 MiB on none applies.
+  for (int release : {28, 29, 0}) CHECK(bw(release, 1 * MiB) == test::approx(0.5 * bw(release, 512 * MiB)));
+  CHECK(bw(27, 1 * MiB) == test::approx(bw(27, 512 * MiB)));
+  // Before 2.27 Blackwell reads Hopper's row, which has no such correction.
+  CHECK(bw(26, 1 * MiB) == test::approx(bw(26, 512 * MiB)));
+  // Nor on an Arm or POWER host.
+  s.x86_cpu = false;
+  CHECK(bw(0, 1 * MiB) == test::approx(bw(0, 512 * MiB)));
+}
+
 TEST_CASE("NCCL tuning: Blackwell's row by release") {
   System s = h100_node(false);
   s.arch = Arch::blackwell;
