@@ -205,7 +205,10 @@ void describe_p2p(const topo::Topology& t, const NodeView& v, System& s) {
   }
   // NCCL_P2P_NVL_CHUNKSIZE on one node whose GPUs all reach each other over NVLink, else
   // NCCL_P2P_PCI_CHUNKSIZE / NCCL_P2P_NET_CHUNKSIZE (init.cc; reference/nccl-model.md §1.7).
-  s.p2p_chunk_bytes = v.nodes == 1 && all_nvlink && v.ppn > 1 ? Bytes{512} << 10 : Bytes{128} << 10;
+  const bool nvl_node = v.nodes == 1 && all_nvlink && v.ppn > 1;
+  s.p2p_chunk_bytes = nvl_node ? Bytes{512} << 10 : Bytes{128} << 10;
+  const int given = v.nodes > 1 ? set.p2p_net_chunk : nvl_node ? set.p2p_nvl_chunk : set.p2p_pci_chunk;
+  if (given > 0) s.p2p_chunk_bytes = static_cast<Bytes>(given);
 }
 
 }  // namespace

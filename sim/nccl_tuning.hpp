@@ -76,6 +76,13 @@ struct EnvSettings {
   int net_channels_per_peer = 0;  // NCCL_NCHANNELS_PER_NET_PEER: a network peer's point-to-point channels
   int min_p2p_channels = 0;       // NCCL_MIN_P2P_NCHANNELS
   int max_p2p_channels = 0;       // NCCL_MAX_P2P_NCHANNELS
+  // NCCL_BUFFSIZE: bytes of a connection's Simple FIFO (NCCL's default 4 MiB, NCCL_STEPS 8 steps of
+  // it): a ring's Simple chunk is 4 of its steps, half of it (cli::with_nccl_buffers). 0: unset.
+  int buffsize = 0;
+  // NCCL_P2P_NET_CHUNKSIZE / NCCL_P2P_NVL_CHUNKSIZE / NCCL_P2P_PCI_CHUNKSIZE: the data a step of a
+  // point-to-point FIFO holds across nodes / on an all-NVLink node / otherwise (System::
+  // p2p_chunk_bytes; NCCL's defaults 128 KiB, 512 KiB, 128 KiB). 0: unset.
+  int p2p_net_chunk = 0, p2p_nvl_chunk = 0, p2p_pci_chunk = 0;
   // NCCL_NVLS_ENABLE: 0 turns NVLS and NVLS tree off (nvlsSupport 0), 1 and 2 (NCCL's default:
   // where the machine has it) leave it as the machine allows; -1: unset.
   int nvls_enable = -1;

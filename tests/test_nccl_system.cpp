@@ -218,7 +218,12 @@ TEST_CASE("NCCL's channel settings: the maximum first, then copies up to the min
   CHECK(nccl::describe(t, 8, 0, no_nvls).nvls);
   CHECK_THROWS_AS(nccl::set_env_setting(no_nvls, "NCCL_NVLS_ENABLE", "3"), Error);
   // Other names are not settings ccsim follows; values must be whole channel counts.
-  CHECK_FALSE(nccl::set_env_setting(set, "NCCL_BUFFSIZE", "4194304"));
+  CHECK_FALSE(nccl::set_env_setting(set, "NCCL_NTHREADS", "256"));
+  // Byte counts: the Simple FIFO and the point-to-point steps.
+  CHECK(nccl::set_env_setting(set, "NCCL_BUFFSIZE", "8388608"));
+  CHECK(nccl::env_setting(set, "NCCL_BUFFSIZE") == "8388608");
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_BUFFSIZE", "8M"), Error);
+  CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_P2P_NET_CHUNKSIZE", "1024"), Error);
   CHECK_THROWS_AS(nccl::set_env_setting(set, "NCCL_MAX_NCHANNELS", "0"), Error);
   CHECK(nccl::set_env_setting(set, "NCCL_MIN_NCHANNELS", "0"));  // NCCL's default: no minimum
   CHECK(nccl::env_setting(set, "NCCL_MIN_NCHANNELS") == std::nullopt);  // 0 is the unset value
@@ -386,6 +391,15 @@ TEST_CASE("a point-to-point operation spreads over NCCL's p2p channels by its si
   CHECK(b200.p2p_channels == 16);
   CHECK(b200.p2p_channels_per_peer == 2);
   CHECK(b200.p2p_chunk_bytes == (128u << 10));
+  // NCCL_P2P_NET_CHUNKSIZE sets a step across nodes, NCCL_P2P_NVL_CHUNKSIZE on an all-NVLink node;
+  // each leaves the other's machines alone.
+  nccl::EnvSettings chunks;
+  nccl::set_env_setting(chunks, "NCCL_P2P_NET_CHUNKSIZE", "524288");
+  nccl::set_env_setting(chunks, "NCCL_P2P_NVL_CHUNKSIZE", "1048576");
+  CHECK(nccl::describe(topo::make_preset("hgx-b200", o), 16, 28, chunks).p2p_chunk_bytes == (512u << 10));
+  CHECK(nccl::describe(topo::make_preset("dgx-a100"), 8, 0, chunks).p2p_chunk_bytes == (1u << 20));
+  nccl::set_env_setting(chunks, "NCCL_P2P_PCI_CHUNKSIZE", "65536");
+  CHECK(nccl::describe(topo::make_preset("pcie-gen4-8gpu"), 8, 0, chunks).p2p_chunk_bytes == (64u << 10));
   CHECK(nccl::p2p_operation_channels(b200, 32 << 10) == 1);
   CHECK(nccl::p2p_operation_channels(b200, 128 << 10) == 1);
   CHECK(nccl::p2p_operation_channels(b200, 256 << 10) == 2);

@@ -105,8 +105,10 @@ TEST_CASE("bad scenarios name the file, the JSON path and what was expected") {
   CHECK(error_of(R"({"variants": [{"name": "a", "changes": [{"remove_device": "x", "remove_link": {}}]}], )" + sweep + "}").starts_with(
         "test.json: variants[0].changes[0]: expected exactly one change per entry"));
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"]}, "variant": []})").starts_with("test.json: variant: unknown key"));
-  CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_BUFFSIZE": 8}}})").starts_with(
-      "test.json: sweep.nccl_env.NCCL_BUFFSIZE: not a setting ccsim follows (expected one of NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS"));
+  CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_NTHREADS": 256}}})").starts_with(
+      "test.json: sweep.nccl_env.NCCL_NTHREADS: not a setting ccsim follows (expected one of NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS"));
+  CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_BUFFSIZE": 8}}})") ==
+        "test.json: sweep.nccl_env.NCCL_BUFFSIZE: NCCL_BUFFSIZE=8: expected a whole number from 65536 to 1073741824");
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": {"NCCL_MAX_NCHANNELS": 0}}})") ==
         "test.json: sweep.nccl_env.NCCL_MAX_NCHANNELS: NCCL_MAX_NCHANNELS=0: expected a whole number from 1 to 64");
   CHECK(error_of(R"({"sweep": {"sizes": ["1M"], "nccl_env": [8]}})").starts_with("test.json: sweep.nccl_env: expected an object"));

@@ -146,6 +146,7 @@ std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
   const PreparedLog& prepared = run->prepared;
   const topo::Topology& topology = prepared.topology;
   const int ranks = prepared.ranks;
+  run->model = with_nccl_buffers(std::move(run->model), prepared.nccl_env_settings);
   const Model& model = run->model;
   Selection selection;
   selection.mode = a.select;

@@ -165,7 +165,7 @@ class Evaluator {
       auto it = cache_.find(key);
       if (it != cache_.end()) return it->second;
     }
-    const Model m = model_at(theta, "calibrate");
+    const Model m = with_nccl_buffers(model_at(theta, "calibrate"), row.log->nccl_env_settings);
     PointOptions options = row.candidate;
     options.check = false;  // proven once, at the prior (run_calibrate)
     const PerfRow r = measure(row.call.spec, row.log->topology, m, options).row;
@@ -288,7 +288,8 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     selection.threads = logs[li].threads;
     selection.iters = logs[li].iters;
     selection.nccl_env_settings = logs[li].nccl_env_settings;
-    const Planner planner(logs[li].topology, prior, logs[li].ranks, selection);
+    const Model log_prior = with_nccl_buffers(prior, logs[li].nccl_env_settings);
+    const Planner planner(logs[li].topology, log_prior, logs[li].ranks, selection);
     for (std::size_t i = 0; i < logs[li].calls.size(); ++i) {
       auto row = std::make_unique<Row>();
       row->log = &logs[li];
@@ -298,7 +299,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
       row->candidate.columns = row->call.in_place ? Columns::in_place : Columns::out_of_place;
       row->holdout = a.holdout > 0 && (hold_logs ? li + static_cast<std::size_t>(a.holdout) >= logs.size()
                                                  : static_cast<int>(i % static_cast<std::size_t>(a.holdout)) == a.holdout - 1);
-      const Point checked = measure(row->call.spec, logs[li].topology, prior, row->candidate);
+      const Point checked = measure(row->call.spec, logs[li].topology, log_prior, row->candidate);
       if (checked.row.out_of_place.wrong && *checked.row.out_of_place.wrong > 0)
         throw Error(logs[li].c.log + ": the schedule for " + format_bytes(row->call.size) + " computes wrong data");
       rows.push_back(std::move(row));

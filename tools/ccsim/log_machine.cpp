@@ -457,9 +457,7 @@ void apply_command_settings(PreparedLog& p) {
   // not taken for the model's. A value that asks for what ccsim does anyway (NCCL's default
   // cross-NIC choice) needs no saying.
   static const std::map<std::string, std::string> kAsModelled = {{"NCCL_CROSS_NIC", "2"}};
-  for (const char* name : {"NCCL_BUFFSIZE", "NCCL_NTHREADS",
-                           "NCCL_LL128_NTHREADS", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
-                           "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_CROSS_NIC", "NCCL_IB_QPS_PER_CONNECTION",
+  for (const char* name : {"NCCL_NTHREADS", "NCCL_LL128_NTHREADS", "NCCL_CROSS_NIC", "NCCL_IB_QPS_PER_CONNECTION",
                            "NCCL_TREE_THRESHOLD", "NCCL_LL_THRESHOLD"}) {
     const auto value = setting(name);
     const auto modelled = kAsModelled.find(name);

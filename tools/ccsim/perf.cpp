@@ -68,7 +68,7 @@ int run_perf(const PerfArgs& a) {
   else ops = {parse_reduce_op(a.op)};
 
   const topo::Topology topology = build_topology(a.topology);
-  const Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::named(a.model_file);
+  Model model = a.model_file.empty() ? Model::builtin(topology.gpu_arch()) : Model::named(a.model_file);
   const int nranks = a.ranks.value_or(static_cast<int>(topology.gpu_count()));
   if (nranks < 1 || static_cast<std::size_t>(nranks) > topology.gpu_count())
     throw Error("--ranks " + std::to_string(nranks) + " does not fit " + topology.name() + " (1.." +
@@ -99,6 +99,7 @@ int run_perf(const PerfArgs& a) {
                 << ", the newest release whose cost model ccsim knows: 2." << nccl::kLatestRelease << "'s picks\n";
   }
   selection.nccl_env_settings = parse_nccl_env(a.nccl_env);
+  model = with_nccl_buffers(std::move(model), selection.nccl_env_settings);
   const Planner planner(topology, model, nranks, selection);
   const Columns columns = a.column == "out-of-place" ? Columns::out_of_place
                           : a.column == "in-place"   ? Columns::in_place

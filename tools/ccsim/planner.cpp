@@ -52,7 +52,17 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
                       "does (first the maximum, then copies up to the minimum; NVLS within the CTA limits; point-to-point "
                       "channels from the collective ones), not what NCCL's cost model picks. A point-to-point block's own "
                       "copy rate bounds its part; collective blocks are bounded by the links only, so on NVLink a "
-                      "collective on fewer channels than NCCL's default loses less here than on real GPUs");
+                      "collective on fewer channels than NCCL's default loses less here than on real GPUs. "
+                      "NCCL_BUFFSIZE (bytes, default 4 MiB) sizes the Simple FIFO and so the chunks Simple "
+                      "pipelines; NCCL_P2P_NET/NVL/PCI_CHUNKSIZE the steps of point-to-point operations across "
+                      "nodes, on an all-NVLink node and otherwise");
+}
+
+Model with_nccl_buffers(Model model, const nccl::EnvSettings& settings) {
+  if (settings.buffsize > 0)
+    model.set("chunk_bytes.simple", settings.buffsize / 2.0,
+              "NCCL_BUFFSIZE=" + std::to_string(settings.buffsize) + ": 4 of the FIFO's 8 steps (a ring's Simple chunk)");
+  return model;
 }
 
 nccl::EnvSettings parse_nccl_env(const std::vector<std::string>& given) {

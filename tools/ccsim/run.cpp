@@ -72,6 +72,7 @@ class VariantRunner {
  public:
   VariantRunner(const Variant& v, System system, std::optional<Bytes> trace_size)
       : variant_(v), system_(std::move(system)), trace_size_(trace_size) {
+    system_.model = with_nccl_buffers(std::move(system_.model), variant_.sweep.nccl_env_settings);
     nranks_ = static_cast<int>(system_.topology.gpu_count());
     capacity_ = capacity(system_.topology, system_.model, nranks_);
   }
