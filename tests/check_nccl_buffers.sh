@@ -20,3 +20,17 @@ PY
   grep -q "#   NCCL settings: NCCL_BUFFSIZE=8388608 NCCL_P2P_NET_CHUNKSIZE=524288" ||
   { echo "the p4de entry's NCCL settings are not in its header"; exit 1; }
 echo "ok: the map's p4de entry runs under its script's NCCL_BUFFSIZE"
+# A log whose command line sets it runs under it too, and says so.
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/a100-2n16g-allreduce-1.log" <<'LOG'
+mpirun -np 16 -x NCCL_BUFFSIZE=8388608 ./build/all_reduce_perf -b 64M -e 64M -g 1
+# nThread 1 nGpus 1 minBytes 67108864 maxBytes 67108864 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+    67108864      16777216     float     sum      -1    900.0   74.57  139.81      0    900.0   74.57  139.81      0
+LOG
+out=$("$ccsim" accuracy --topo dgx-a100 --nodes 2 --algo tree --proto simple "$dir/a100-2n16g-allreduce-1.log")
+grep -q "#   from its command line: NCCL_BUFFSIZE=8388608" <<<"$out" || { echo "no NCCL_BUFFSIZE in:"; echo "$out"; exit 1; }
+grep -qE "67108864 +900.00 +853.7" <<<"$out" || { echo "expected the 8 MiB FIFOs' 853.7 us in:"; echo "$out"; exit 1; }
+echo "ok: a log's command line NCCL_BUFFSIZE is followed"
