@@ -80,7 +80,7 @@ struct LogResult {
   int nccl_release = 0;  // whose cost model decided auto (0: 2.30's)
   std::string column;    // the measured column compared, as the header says it
   std::string machine_from_log;  // PreparedLog::machine_from_log
-  PreparedLog::Columns columns;  // PreparedLog::columns
+  PreparedLog::ColumnAgreement column_agreement;  // PreparedLog::column_agreement
   bool model_from_format = false;  // the model's NCCL era read off nccl-tests' old table layout
   // The log states no NCCL release and its GPU family has models of older releases: named in the
   // header, so that a run of one of them can take its model (--model).
@@ -173,7 +173,7 @@ std::unique_ptr<CaseRun> prepare_case(const LogCase& c, const AccuracyArgs& a) {
   out.topology = topology.name();
   out.machine_options = machine_adjustments(prepared.c.topology);
   out.machine_from_log = prepared.machine_from_log;
-  out.columns = prepared.columns;
+  out.column_agreement = prepared.column_agreement;
   out.runs = prepared.log.runs;
   // Where neither the command nor the map names the model, the log's release (or era) chose it.
   const bool model_from_log = a.model_file.empty() && prepared.c.model.empty();
@@ -301,14 +301,14 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
     << (r.threads > 1 ? ", " + std::to_string(r.threads) + " host threads a process" : "")
     << (r.rooted ? ", loop of " + std::to_string(r.iters) + " calls" : "") << "\n";
   if (!r.machine_from_log.empty()) o << "#   machine: " << r.machine_from_log << "\n";
-  if (r.columns.disagree > 0) {
+  if (r.column_agreement.disagree > 0) {
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "#   repeatability: out of place and in place, the same collective timed twice, differ by more "
                   "than %.1fx at %d of %d sizes (%.2fx at %llu B: %.1f and %.1f us): no simulation can match "
                   "those rows more closely than the run matches itself\n",
-                  kNoisyColumns, r.columns.disagree, r.columns.rows, r.columns.ratio,
-                  static_cast<unsigned long long>(r.columns.at), r.columns.out_of_place_us, r.columns.in_place_us);
+                  kNoisyColumns, r.column_agreement.disagree, r.column_agreement.rows, r.column_agreement.ratio,
+                  static_cast<unsigned long long>(r.column_agreement.at), r.column_agreement.out_of_place_us, r.column_agreement.in_place_us);
     o << buf;
   }
   if (r.nccl_release > 0 && r.nccl_release < nccl::kOldestTunedRelease)
@@ -529,8 +529,8 @@ int run_accuracy(const AccuracyArgs& a, const CLI::App& cmd) {
                     {"cuda_graph_launches", r.graph_launches}, {"agg_iters", r.agg_iters}, {"registration", r.registration},
                     {"bandwidth_ratio", regime.bandwidth ? nlohmann::json(*regime.bandwidth) : nlohmann::json()},
                     {"latency_ratio", regime.latency ? nlohmann::json(*regime.latency) : nlohmann::json()},
-                    {"columns", {{"rows", r.columns.rows}, {"disagree", r.columns.disagree},
-                                 {"max_ratio", r.columns.ratio}, {"max_ratio_bytes", r.columns.at}}},
+                    {"columns", {{"rows", r.column_agreement.rows}, {"disagree", r.column_agreement.disagree},
+                                 {"max_ratio", r.column_agreement.ratio}, {"max_ratio_bytes", r.column_agreement.at}}},
                     {"rows", rows}});
   });
   if (cases.size() > 1) {

@@ -378,7 +378,7 @@ PreparedLog prepare_log(const LogCase& c, const std::string& column, Bytes min_s
     if (row.out_of_place && row.in_place && row.out_of_place->has_time && row.in_place->has_time &&
         row.out_of_place->time_us > 0 && row.in_place->time_us > 0) {
       const double o = row.out_of_place->time_us, i = row.in_place->time_us, ratio = std::max(o, i) / std::min(o, i);
-      PreparedLog::Columns& cols = p.columns;
+      PreparedLog::ColumnAgreement& cols = p.column_agreement;
       ++cols.rows;
       if (ratio > kNoisyColumns) ++cols.disagree;
       if (ratio > cols.ratio) cols = {cols.rows, cols.disagree, ratio, row.size, o, i};

@@ -117,13 +117,13 @@ struct PreparedLog {
   // collective out of place and in place back to back, so a steady run gives about the same time
   // in both (the shared logs' median row: 1%); where one is over kNoisyColumns x the other, the
   // run's own repeatability, not the model, bounds how close any simulation can come.
-  struct Columns {
+  struct ColumnAgreement {
     int rows = 0;        // rows with a time in both columns
     int disagree = 0;    // of them, rows whose columns differ by more than kNoisyColumns x
     double ratio = 1;    // the largest ratio, slower column over faster
     Bytes at = 0;        // ... and its size
     double out_of_place_us = 0, in_place_us = 0;  // ... and its times
-  } columns;
+  } column_agreement;
 };
 // The ratio of a row's two times past which the run is too noisy to score tightly.
 inline constexpr double kNoisyColumns = 1.5;
