@@ -37,6 +37,10 @@ struct EngineOptions {
   // belongs; from another process, through host memory or across the network it lands in the
   // connection's FIFO, and the receiving block copies its last slice out after it has arrived.
   int ranks_per_process = 1;
+  // NCCL_P2P_NET_CHUNKSIZE: the data a step of a point-to-point operation to another node carries
+  // (NCCL's default 128 KiB), whose first copy in and last copy out its blocks pay (nccl::System::
+  // p2p_chunk_bytes).
+  std::uint64_t p2p_net_chunk_bytes = 128 << 10;
   // Called from the simulating process every few seconds of host time, once the run has taken
   // that long, with the share of the schedule's steps run so far: long runs (a thousand GPUs) say
   // how far they are. Short runs never call it.

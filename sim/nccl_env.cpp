@@ -32,8 +32,8 @@ constexpr EnvSettingField kEnvSettingFields[] = {
     {"NCCL_MAX_P2P_NCHANNELS", &EnvSettings::max_p2p_channels, 1, kMaxChannels, 0},
     {"NCCL_NVLS_ENABLE", &EnvSettings::nvls_enable, 0, 2, -1},
     {"NCCL_COLLNET_ENABLE", &EnvSettings::collnet_enable, 0, 1, -1},
-    // Byte counts NCCL takes as given; ccsim's bounds keep a step of whole cache lines and the FIFO
-    // within a GPU's memory.
+    // Byte counts NCCL takes as given. ccsim's bounds: a FIFO of at least 8 steps of 8 KiB, a
+    // point-to-point step of at least 4 KiB, and neither over 1 GiB of a GPU's memory.
     {"NCCL_BUFFSIZE", &EnvSettings::buffsize, 1 << 16, 1 << 30, 0},
     {"NCCL_P2P_NET_CHUNKSIZE", &EnvSettings::p2p_net_chunk, 1 << 12, 1 << 30, 0},
     {"NCCL_P2P_NVL_CHUNKSIZE", &EnvSettings::p2p_nvl_chunk, 1 << 12, 1 << 30, 0},

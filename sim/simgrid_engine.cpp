@@ -91,7 +91,7 @@ struct Context {
   // its data, that slice's loads and stores at the block's rate. fifo_copy_s_per_byte: a byte of
   // them (0: no such copy, as in a point-to-point kernel, whose network store-and-forward is its own).
   double fifo_copy_s_per_byte = 0;
-  double fifo_slice_bytes = 0;  // NCCL's slice (Simple steps x its 512 KiB step)
+  double fifo_slice_bytes = 0;  // NCCL's slice: Simple steps of NCCL_BUFFSIZE / NCCL_STEPS (512 KiB by default)
 
   void ran_steps(std::uint64_t n) {
     steps_run += n;
@@ -282,12 +282,12 @@ void run_stream(Context& ctx, std::uint32_t stream_index) {
     // time: the sending block copies a chunk into the buffer the NIC reads before the proxy posts
     // it, and the receiving block copies it out of the buffer the NIC wrote once the proxy sees it
     // land. Pipelined over NCCL's slots the stages overlap, but for the first chunk's copy in and
-    // the last one's copy out, each at the block's rate (NCCL_P2P_NET_CHUNKSIZE: 128 KiB).
+    // the last one's copy out, each at the block's rate (NCCL_P2P_NET_CHUNKSIZE: 128 KiB by default).
     if (ctx.point_to_point && step.protocol == Protocol::simple && route.latency_class == LatencyClass::net &&
         block_cap > 0) {
-      constexpr double kP2pNetChunkBytes = 128 << 10;
+      const double chunk = static_cast<double>(ctx.options.p2p_net_chunk_bytes);
       const double blocks = std::max(1, ctx.schedule.blocks_per_stream);  // a folded stream's identical blocks
-      delay += 2 * std::min(kP2pNetChunkBytes, static_cast<double>(step.count() * elem) / blocks) / (block_cap / blocks);
+      delay += 2 * std::min(chunk, static_cast<double>(step.count() * elem) / blocks) / (block_cap / blocks);
     }
     Envelope* envelope = &no_delay;
     if (delay > 0 || slot) {

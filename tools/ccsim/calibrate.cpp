@@ -287,6 +287,7 @@ int run_calibrate(const CalibrateArgs& a, const CLI::App& cmd) {
     selection.gpus_per_thread = logs[li].gpus_per_thread;
     selection.threads = logs[li].threads;
     selection.iters = logs[li].iters;
+    selection.nccl_release = nccl_release(logs[li]);  // whose cost model chooses, as accuracy has it
     selection.nccl_env_settings = logs[li].nccl_env_settings;
     const Model log_prior = with_nccl_buffers(prior, logs[li].nccl_env_settings);
     const Planner planner(logs[li].topology, log_prior, logs[li].ranks, selection);

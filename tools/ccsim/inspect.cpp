@@ -21,7 +21,7 @@ const PointOptions& candidate_of(const Point& point, const std::vector<PointOpti
 double write_trace(const std::string& path, const CollectiveSpec& spec, const topo::Topology& topology,
                    const Model& model, const PointOptions& point, const std::string& title) {
   const Schedule schedule = algo::compile(point.algorithm, spec, point.algorithm_options);
-  EngineOptions engine;
+  EngineOptions engine = with_run_options({}, point);
   engine.record_steps = true;
   const SimulationResult r = simulate(schedule, topology, model, engine);
   TraceOptions options;

@@ -449,8 +449,9 @@ void apply_command_settings(PreparedLog& p) {
       // CollNet needs switches that reduce, which a machine has only where it says so (--sharp).
       const bool no_sharp = name == "NCCL_COLLNET_ENABLE" && *value != "0" && !p.topology.has_sharp();
       note(said(name, *value) + (no_sharp ? " (no CollNet: the machine's switches do not reduce; --sharp says they do)" : ""));
-    } catch (const Error&) {
-      note(said(name, *value) + " not understood");
+    } catch (const Error& e) {
+      // A value NCCL may take but ccsim's bounds do not (NCCL_BUFFSIZE=32768): said with why.
+      note(said(name, *value) + " not followed (" + e.what() + ")");
     }
   }
   // Settings that change how NCCL runs which ccsim does not follow: said, so that a log's errors are

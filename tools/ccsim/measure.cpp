@@ -86,6 +86,13 @@ Timed time_call(const CollectiveSpec& spec, const topo::Topology& topology, cons
 
 }  // namespace
 
+EngineOptions with_run_options(EngineOptions engine, const PointOptions& options) {
+  // The ranks a process's host threads drive share it (and NCCL's direct pointers).
+  engine.ranks_per_process = std::max(engine.ranks_per_process, std::max(1, options.threads) * options.gpus_per_thread);
+  if (options.p2p_net_chunk_bytes > 0) engine.p2p_net_chunk_bytes = options.p2p_net_chunk_bytes;
+  return engine;
+}
+
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
               const PointOptions& options, const EngineOptions& engine_options) {
   Point p;
@@ -95,8 +102,7 @@ Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const 
   // is cheaper to simulate.
   EngineOptions engine = engine_options;
   engine.back_to_back = engine.back_to_back || is_rooted(spec.kind);
-  // The ranks one host thread drives share its process (and NCCL's direct pointers).
-  engine.ranks_per_process = std::max(engine.ranks_per_process, std::max(1, options.threads) * options.gpus_per_thread);
+  engine = with_run_options(engine, options);
   const Bytes elem = element_bytes(spec.type);
   // NCCL's duplicated channels follow the same rings: run each set of copies as one stream.
   const algo::AlgorithmOptions o = algo::fold_copies(options.algorithm, spec, options.algorithm_options);

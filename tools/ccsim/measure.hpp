@@ -32,6 +32,9 @@ struct PointOptions {
   // nccl-tests -t: host threads a process runs. A process's threads x gpus_per_thread ranks share
   // it, so NCCL joins them by direct pointers (EngineOptions::ranks_per_process).
   int threads = 1;
+  // NCCL's point-to-point step across nodes (nccl::System::p2p_chunk_bytes: NCCL_P2P_NET_CHUNKSIZE,
+  // 128 KiB by default): EngineOptions::p2p_net_chunk_bytes. 0: the engine's default.
+  Bytes p2p_net_chunk_bytes = 0;
   // Calls in the timed loop (nccl-tests -n): back-to-back calls pay one call's fill and drain over
   // them (Timeline::per_call_s); 0 for the steady state alone.
   int iters = 0;
@@ -55,6 +58,10 @@ struct Point {
   double compile_s = 0;
   bool extrapolated = false;  // the time comes from two smaller simulations (PointOptions::extrapolate)
 };
+
+// The engine options a point's run asks for: its process's ranks (nccl-tests -t x -g) and NCCL's
+// point-to-point step across nodes.
+EngineOptions with_run_options(EngineOptions engine, const PointOptions& options);
 
 Point measure(const CollectiveSpec& spec, const topo::Topology& topology, const Model& model,
               const PointOptions& options, const EngineOptions& engine = {});

@@ -60,7 +60,7 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
 
 Model with_nccl_buffers(Model model, const nccl::EnvSettings& settings) {
   if (settings.buffsize > 0)
-    model.set("chunk_bytes.simple", settings.buffsize / 2.0,
+    model.set("chunk_bytes.simple", static_cast<double>(settings.buffsize / 2),
               "NCCL_BUFFSIZE=" + std::to_string(settings.buffsize) + ": 4 of the FIFO's 8 steps (a ring's Simple chunk)");
   return model;
 }
@@ -116,6 +116,7 @@ PointOptions Planner::point(const CollectiveSpec& spec, const std::string& algor
   p.algorithm = algorithm;
   p.gpus_per_thread = selection_.gpus_per_thread;
   p.threads = selection_.threads;
+  if (system_.nodes > 1) p.p2p_net_chunk_bytes = system_.p2p_chunk_bytes;
   p.iters = selection_.iters;
   auto& o = p.algorithm_options;
   o.protocol = protocol;

@@ -37,8 +37,9 @@ struct Selection {
 void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given);
 nccl::EnvSettings parse_nccl_env(const std::vector<std::string>& given);
 // The model a run under `settings` takes: NCCL_BUFFSIZE sets the Simple FIFO, whose ring chunk is
-// CHUNKSTEPS (4) of its NCCL_STEPS (8) steps, half of it (chunk_bytes.simple; the other algorithms
-// and the FIFO's last-slice copy scale with it). Without it, `model` as it is.
+// CHUNKSTEPS (4) of its NCCL_STEPS (8) steps, half of it (chunk_bytes.simple; the steps of the other
+// Simple algorithms and the FIFO's last-slice copy follow it, NVLS's and CollNet chains' own caps
+// stay). Without it, `model` as it is.
 Model with_nccl_buffers(Model model, const nccl::EnvSettings& settings);
 
 class Planner {
