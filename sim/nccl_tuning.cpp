@@ -100,6 +100,9 @@ struct Rules {
   // "func != ncclFuncAllReduce && comm->localRanks > NCCL_MAX_NVLS_ARITY"). 32 from 2.20 on
   // ("NCCL_VERSION_CODE > 22000"), 8 before; an NVL72 rack's 72 GPUs exceed either.
   int max_nvls_arity = 32;
+  // NCCL 2.8: three algorithms (Tree, Ring, CollNet) and tables and formulas of their own (the
+  // kV28 section below).
+  bool v2_8 = false;
 };
 
 Rules release_rules(int release) {
@@ -116,8 +119,29 @@ Rules release_rules(int release) {
   if (release == 29) r.blackwell_ring_ll128 = 34.5;
   r.nvls_tree_correction = release >= 28;
   if (release < 20) r.max_nvls_arity = 8;
+  r.v2_8 = release == kLegacyTunedRelease;
   return r;
 }
+
+// ---- NCCL 2.8 (src/graph/tuning.cc of NVIDIA/nccl v2.8.3-1, commit 920dbe5, read, not copied; the
+// figures of reference/nccl-model.md §3.8's 2.8 row). Indices: [Tree, Ring, CollNet][LL, LL128, Simple].
+constexpr double kV28BaseLat[3][kProtocols] = {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {4.4, 4.4, 0}};
+constexpr double kV28HwLat[3][3][kProtocols] = {
+    {{.52, 1.25, 28}, {.47, 1.9, 3.4}, {.5, 1.2, 4.0}},   // NVLINK
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {1.0, 1.9, 5.5}},   // PCI
+    {{5.0, 8.5, 28}, {2.7, 4.0, 9.6}, {5.0, 5.0, 10.7}},  // NET
+};
+// LL128's cap per channel by collective (broadcast, reduce, all_gather, reduce_scatter,
+// all_reduce: Func's order), for ring and tree alike; the Tree cap per channel [Volta or
+// anything but A100, A100][node column]; an A100 graph's busBw cap.
+constexpr double kV28Ll128PerCh[5] = {18.8, 12.0, 18.3, 15.2, 16.9};
+constexpr double kV28PerChMaxTree[2][3] = {{26.5, 18.5, 10.0}, {24.0, 22.5, 16.0}};
+constexpr double kV28A100BusCap = 235.0;
+// 2.8's LL128 row of the tree correction (§3.6) differs from later releases' at 512 KiB, 4-16 MiB
+// and 128-256 MiB.
+constexpr double kV28TreeCorrectionLL128[23] = {1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6,
+                                                .6, .5, .6, .6, .7, .7, .8, .9, .9, .92, .92};
+int v28_index(Algo a) { return a == Algo::tree ? 0 : a == Algo::ring ? 1 : 2; }
 
 // ---- §3.6: bandwidth factor for Tree AllReduce by size, [protocol][log2(nBytes/64)].
 constexpr int kCorrectionSizes = 24;
@@ -178,6 +202,12 @@ bool is_collnet(Algo a) { return a == Algo::collnet_direct || a == Algo::collnet
 bool serves(const Comm& c, Algo a, Protocol p) {
   const System& s = c.s;
   const Func f = c.func;
+  if (c.rules.v2_8) {
+    // 2.8 has Tree, Ring and one CollNet, ccsim's chain (its LL, at a sixth of Simple's rate, is
+    // not run here); LL128 only where every GPU is a V100 or every one an A100 (SM70 / SM80).
+    if (a != Algo::tree && a != Algo::ring && a != Algo::collnet_chain) return false;
+    if (p == Protocol::ll128 && s.arch != Arch::volta && s.arch != Arch::ampere) return false;
+  }
   switch (a) {
     case Algo::ring: break;
     case Algo::tree:
@@ -222,8 +252,42 @@ double ll_max_bw(const Comm& c) {
   return kLlMaxBw[row][c.column];
 }
 
+// NCCL 2.8's busBw for one pair, in GB/s: §3.4's steps with 2.8's caps (an A100 graph's 235, LL128
+// per collective, the Tree's without a Hopper row) and its shares (Ring LL a quarter, or a third for
+// one node's all_gather, reduce_scatter and broadcast; Ring LL128 0.7 with one GPU per node; Tree
+// LL128 0.915 across nodes; CollNet 0.9).
+double bus_bandwidth_v28(const Comm& c, Algo a, Protocol p) {
+  const System& s = c.s;
+  const Graph& g = graph_of(s, a);
+  const double channels = g.channels;
+  const bool a100 = s.arch == Arch::ampere;  // compCap80; ccsim's Ampere holds SM86/89 too
+  double bus = channels * ((s.nodes <= 2 || is_collnet(a)) ? g.bw_intra : g.bw_inter);
+  if (a100) bus = std::min(bus, kV28A100BusCap);
+  // llMaxBw: one node reads its GPU's row (A100 or not), several the CPU vendor's (§3.3's rows 0-1).
+  const double ll_max = kLlMaxBw[s.nodes == 1 ? (a100 ? 1 : 0) : (s.amd_cpu ? 1 : 0)][c.column];
+  const double ll128_cap = channels * kV28Ll128PerCh[static_cast<int>(c.func)];
+  switch (a) {
+    case Algo::ring: {
+      const bool quarter = s.nodes > 1 || c.func == Func::all_reduce || c.func == Func::reduce;
+      if (p == Protocol::ll) bus = std::min(ll_max, bus * (quarter ? 0.25 : 1.0 / 3.0));
+      if (p == Protocol::ll128) bus = std::min(bus * (c.ppn < 2 ? 0.7 : 0.92), ll128_cap);
+      break;
+    }
+    case Algo::tree:
+      bus = std::min(0.92 * bus, channels * kV28PerChMaxTree[a100 ? 1 : 0][c.column]);
+      if (p == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
+      if (p == Protocol::ll128) bus = std::min(bus * (s.nodes == 1 ? 7.0 / 9.0 : 0.915), ll128_cap);
+      break;
+    default:
+      bus *= 0.9;  // CollNet
+      break;
+  }
+  return bus;
+}
+
 // §3.4 steps 1-4: NCCL's busBw for one pair, in GB/s.
 double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
+  if (c.rules.v2_8) return bus_bandwidth_v28(c, a, p);
   const System& s = c.s;
   const Graph& g = graph_of(s, a);
   const double channels = g.channels;
@@ -301,8 +365,34 @@ double hw_latency(const Comm& c, HwRow row, Algo a, Protocol p) {
 // §3.2 "Network post overhead per step".
 double net_overhead_us(const System& s) { return s.amd_cpu ? 2.0 : 1.0; }
 
+// NCCL 2.8's latency for one pair, in us: §3.5's formulas with 2.8's tables, LL's intra-node hops
+// x1.8 on several nodes, no network post overhead, no graph latencyInter, no one-GPU-a-node row.
+double latency_v28(const Comm& c, Algo a, Protocol p) {
+  const System& s = c.s;
+  const Graph& g = graph_of(s, a);
+  const int ai = v28_index(a), pi = index_of(p);
+  const HwRow intra_row = g.type_intra == PathType::nvlink ? kNvlinkRow : kPciRow;
+  const double intra = kV28HwLat[intra_row][ai][pi] * (s.nodes > 1 && p == Protocol::ll ? 1.8 : 1.0);
+  const double inter = kV28HwLat[kNetRow][ai][pi];
+  const double base = kV28BaseLat[ai][pi];
+  switch (a) {
+    case Algo::ring: {
+      if (c.func == Func::broadcast || c.func == Func::reduce) {
+        const HwRow row = s.nodes == 1 ? intra_row : kNetRow;
+        if (g.same_channels) return base + kV28HwLat[row][ai][pi];
+        return base + c.nsteps * kV28HwLat[row][p == Protocol::simple ? v28_index(Algo::tree) : ai][pi];
+      }
+      const int n_inter = c.func == Func::all_reduce ? 2 * (s.nodes - 1) : s.nodes - 1;
+      return base + (c.nsteps - n_inter) * intra + n_inter * inter;
+    }
+    case Algo::tree: return base + 2 * ((c.ppn - 1) * intra + floor_log2(static_cast<Bytes>(s.nodes)) * inter);
+    default: return base + 2 * (c.ppn - 1) * intra + inter;  // CollNet
+  }
+}
+
 // §3.5: NCCL's latency for one pair, in us, before the ring plateau of §3.6.
 double latency(const Comm& c, Algo a, Protocol p) {
+  if (c.rules.v2_8) return latency_v28(c, a, p);
   const System& s = c.s;
   const Graph& g = graph_of(s, a);
   const int pi = index_of(p);
@@ -451,14 +541,19 @@ std::vector<Estimate> cost_table(const System& system, Func func, Bytes nbytes, 
     // no log2(nBytes/64) index and sizes from 512 MiB on are excluded, so both keep their bandwidth.
     const bool corrected = e.algo == Algo::tree || (e.algo == Algo::nvls_tree && c.rules.nvls_tree_correction &&
                                                      is_blackwell(c) && system.x86_cpu);
-    if (corrected && func == Func::all_reduce && nbytes >= 64 && nbytes < kCorrectionLimit)
-      bw *= kTreeCorrection[index_of(e.proto)][floor_log2(nbytes >> 6)];
+    if (corrected && func == Func::all_reduce && nbytes >= 64 && nbytes < kCorrectionLimit) {
+      const int k = floor_log2(nbytes >> 6);
+      bw *= c.rules.v2_8 && e.proto == Protocol::ll128 ? kV28TreeCorrectionLL128[k] : kTreeCorrection[index_of(e.proto)][k];
+    }
 
     double lat = latency(c, e.algo, e.proto);
-    // §3.6 ring plateau. The divisor is the communicator's channel count, which is the ring's.
-    if (e.algo == Algo::ring && e.proto == Protocol::simple && system.nodes > 1 && func == Func::all_reduce &&
-        nbytes / (static_cast<Bytes>(system.ring.channels) * static_cast<Bytes>(system.ranks)) >= 64)
-      lat *= system.arch >= Arch::ampere ? 1.4 : 1.9;
+    // §3.6 ring plateau. The divisor is the communicator's channel count, which is the ring's;
+    // 2.8 starts it at nRanks/16 x 64 KiB and takes 1.9 on every GPU.
+    const bool plateau_size =
+        c.rules.v2_8 ? static_cast<double>(nbytes) >= system.ranks / 16.0 * 65536
+                     : nbytes / (static_cast<Bytes>(system.ring.channels) * static_cast<Bytes>(system.ranks)) >= 64;
+    if (e.algo == Algo::ring && e.proto == Protocol::simple && system.nodes > 1 && func == Func::all_reduce && plateau_size)
+      lat *= system.arch >= Arch::ampere && !c.rules.v2_8 ? 1.4 : 1.9;
 
     double time = lat + bytes / (1000 * bw);  // latCount 1: one operation, not a group
     // §3.6: large fp8 ring sums lose precision, so NCCL all but forbids them.

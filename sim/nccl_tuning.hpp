@@ -40,13 +40,18 @@ enum class PathType { nvlink, pci, net };
 
 // The newest release whose cost model this file encodes (2.30).
 constexpr int kLatestRelease = 30;
-// The oldest whose cost model it follows (2.18); before it, 2.30's choices stand in.
+// The oldest of the run of releases whose cost model it follows (2.18).
 constexpr int kOldestTunedRelease = 18;
-// The release whose cost model picks for a run of `release` (2.x as x; 0: not known): itself from
-// kOldestTunedRelease to before kLatestRelease, else kLatestRelease.
-constexpr int choosing_release(int release) {
-  return release >= kOldestTunedRelease && release < kLatestRelease ? release : kLatestRelease;
+// One release before that run whose cost model it follows too: NCCL 2.8 (the ABCI 2.0 acceptance
+// runs, and the A100 era's software). 2.9-2.17, of which no copy was at hand, take 2.30's.
+constexpr int kLegacyTunedRelease = 8;
+// Whether ccsim follows `release`'s own cost model (2.x as x; 0: not known).
+constexpr bool has_own_cost_model(int release) {
+  return release == kLegacyTunedRelease || (release >= kOldestTunedRelease && release < kLatestRelease);
 }
+// The release whose cost model picks for a run of `release`: itself where ccsim follows its own,
+// else kLatestRelease.
+constexpr int choosing_release(int release) { return has_own_cost_model(release) ? release : kLatestRelease; }
 // "2.26.2" or "2.26" -> 26; 0 for an empty or unreadable version or a major other than 2.
 int release_of(std::string_view nccl_version);
 
@@ -102,8 +107,8 @@ struct System {
   Arch arch = Arch::hopper;     // of the oldest GPU (NCCL's minCompCap)
   // The NCCL 2.x release whose cost model decides (its minor number: 26 for 2.26.2); 0 or anything
   // from kLatestRelease on: 2.30's. Releases 2.18-2.29 follow their own tables and formulas where
-  // they differ in ways the model reads (`release_rules` in nccl_tuning.cpp); before 2.18 (no source
-  // at hand) 2.30's apply.
+  // they differ in ways the model reads (`release_rules` in nccl_tuning.cpp), and 2.8 its own
+  // tables and formulas; 2.9-2.17 (no source at hand) and earlier take 2.30's.
   int release = 0;
   // release, with 0 (the run's release is not known) read as kLatestRelease.
   int effective_release() const { return release == 0 ? kLatestRelease : release; }

@@ -548,8 +548,65 @@ TEST_CASE("NCCL tuning: 2.18-2.22") {
   CHECK(at(pat, Func::all_gather, 1 * MiB, Algo::pat, Protocol::simple).time_us > 0);
 }
 
+TEST_CASE("NCCL tuning: 2.8's tables and formulas") {
+  // Two ABCI V-nodes: 4 V100 all-to-all by NVLink a node, 2 channels. At 4 B the latencies decide:
+  // Ring LL 3.6 + 12 x 0.47 x 1.8 + 2 x 2.7, Tree LL 4.4 + 2 x (3 x 0.52 x 1.8 + 1 x 5.0), so 2.8
+  // runs Ring LL where 2.30 (Ring LL 6.6 + 12 x 0.6 + 2 x 2.7 ...) runs Tree LL.
+  System v;
+  v.arch = Arch::volta;
+  v.nodes = 2;
+  v.ranks = 8;
+  v.ring = graph(2, 12, 12);
+  v.tree = graph(2, 24, 12);
+  v.release = 8;
+  CHECK(at(v, Func::all_reduce, 4, Algo::ring, Protocol::ll).latency_us == test::approx(3.6 + 12 * 0.47 * 1.8 + 2 * 2.7));
+  CHECK(at(v, Func::all_reduce, 4, Algo::tree, Protocol::ll).latency_us == test::approx(4.4 + 2 * (3 * 0.52 * 1.8 + 5.0)));
+  CHECK(choose(v, Func::all_reduce, 4).algo == Algo::ring);
+  v.release = 0;
+  CHECK(choose(v, Func::all_reduce, 4).algo == Algo::tree);
+  v.release = 8;
+  // Ring Simple's plateau from nRanks/16 x 64 KiB, x1.9 on every GPU; Tree Simple's 28 us hops.
+  CHECK(at(v, Func::all_reduce, 32 * KiB - 4, Algo::ring, Protocol::simple).latency_us == test::approx(8.4 + 12 * 3.4 + 2 * 9.6));
+  CHECK(at(v, Func::all_reduce, 32 * KiB, Algo::ring, Protocol::simple).latency_us ==
+        test::approx(1.9 * (8.4 + 12 * 3.4 + 2 * 9.6)));
+  CHECK(at(v, Func::all_reduce, 1 * MiB, Algo::tree, Protocol::simple).latency_us == test::approx(2 * (3 * 28 + 28)));
+  // Caps: an A100 graph's busBw at 235, LL128 per collective (all_gather 18.3 a channel, all_reduce
+  // 16.9), the Tree's
+  // A100 row (2 nodes: 22.5 a channel) and LL128's own tree share across nodes (0.915).
+  System a;
+  a.arch = Arch::ampere;
+  a.nodes = 1;
+  a.ranks = 8;
+  a.ring = a.tree = graph(24, 20, 20);
+  a.release = 8;
+  CHECK(at(a, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::simple).bus_bw_gbps == test::approx(235));
+  CHECK(at(a, Func::all_gather, 1 * GiB, Algo::ring, Protocol::ll128).bus_bw_gbps == test::approx(0.92 * 235));
+  a.ring = a.tree = graph(4, 40, 40);
+  CHECK(at(a, Func::all_gather, 1 * GiB, Algo::ring, Protocol::ll128).bus_bw_gbps == test::approx(4 * 18.3));
+  CHECK(at(a, Func::all_reduce, 1 * GiB, Algo::ring, Protocol::ll128).bus_bw_gbps == test::approx(4 * 16.9));
+  a.nodes = 2;
+  a.ranks = 16;
+  CHECK(at(a, Func::all_reduce, 1 * GiB, Algo::tree, Protocol::simple).bus_bw_gbps == test::approx(4 * 22.5));
+  a.ring = a.tree = graph(4, 10, 10);
+  CHECK(at(a, Func::all_reduce, 1 * GiB, Algo::tree, Protocol::ll128).bus_bw_gbps == test::approx(0.92 * 40 * 0.915));
+  // The tree correction's LL128 row: 0.5 at 512 KiB (later releases 0.6), 0.92 at 128 MiB (1).
+  const double ll128 = at(a, Func::all_reduce, 1 * GiB, Algo::tree, Protocol::ll128).alg_bw_gbps;
+  CHECK(at(a, Func::all_reduce, 512 * KiB, Algo::tree, Protocol::ll128).alg_bw_gbps == test::approx(0.5 * ll128));
+  CHECK(at(a, Func::all_reduce, 128 * MiB, Algo::tree, Protocol::ll128).alg_bw_gbps == test::approx(0.92 * ll128));
+  // No NVLS, NVLS tree or PAT, and no LL128 on GPUs other than V100 and A100.
+  System h = h100_two_nodes(true);
+  h.release = 8;
+  CHECK(at(h, Func::all_reduce, 1 * GiB, Algo::nvls_tree, Protocol::simple).time_us < 0);
+  CHECK(at(h, Func::all_reduce, 1 * MiB, Algo::ring, Protocol::ll128).time_us < 0);
+  CHECK(at(h, Func::all_reduce, 1 * MiB, Algo::ring, Protocol::simple).time_us > 0);
+}
+
 TEST_CASE("NCCL tuning: releases without a source at hand take 2.30's model") {
-  for (int release : {8, 17, 30, 31}) {
+  CHECK(has_own_cost_model(8));
+  CHECK(!has_own_cost_model(9));
+  CHECK(!has_own_cost_model(17));
+  CHECK(has_own_cost_model(18));
+  for (int release : {7, 9, 17, 30, 31}) {
     System a = h100_two_nodes(true), b = h100_two_nodes(true);
     a.release = release;
     for (Bytes n : {Bytes{1} * KiB, 4 * MiB, 1 * GiB}) {

@@ -311,10 +311,11 @@ void print_log(std::ostream& o, const LogResult& r, const AccuracyArgs& a) {
                   static_cast<unsigned long long>(r.column_agreement.at), r.column_agreement.out_of_place_us, r.column_agreement.in_place_us);
     o << buf;
   }
-  if (r.nccl_release > 0 && r.nccl_release < nccl::kOldestTunedRelease)
-    o << "#   NCCL 2." << r.nccl_release << ", as the log says: ccsim follows NCCL's cost model from 2." << nccl::kOldestTunedRelease
-      << " on, so 2." << release << "'s choice of algorithm and protocol stands in for its own (its point-to-point channel "
-      << "rules are 2." << r.nccl_release << "'s)\n";
+  if (r.nccl_release > 0 && r.nccl_release < nccl::kOldestTunedRelease && !nccl::has_own_cost_model(r.nccl_release))
+    o << "#   NCCL 2." << r.nccl_release << ", as the log says: ccsim follows NCCL's cost model of 2."
+      << nccl::kLegacyTunedRelease << " and from 2." << nccl::kOldestTunedRelease << " on, so 2." << release
+      << "'s choice of algorithm and protocol stands in for its own (its point-to-point channel rules are 2."
+      << r.nccl_release << "'s)\n";
   if (!r.release_models.empty())
     o << "#   model " << r.model << ": the log states no NCCL release, so its family's model for current releases runs; "
       << "a run of an older one takes its own with --model: " << r.release_models << "\n";

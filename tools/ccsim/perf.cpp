@@ -289,7 +289,8 @@ Runner add_perf(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--nccl", args->nccl_version,
                   "NCCL release whose cost model picks for auto (e.g. 2.26): 2.18-2.29 choose by their own tables "
-                  "and formulas where they differ from 2.30's; earlier releases and the default take 2.30's. "
+                  "and formulas where they differ from 2.30's, 2.8 by its own (Tree, Ring and CollNet only); "
+                  "2.9-2.17, earlier releases and the default take 2.30's. "
                   "Point-to-point operations (alltoall, sendrecv, gather, scatter) follow any release's rules: LL "
                   "for small ones from 2.12, at most four operations per channel up to 2.18, fewer channels per "
                   "network peer on many ranks from 2.20, a network peer's channels by its NICs' bandwidth from 2.29");
