@@ -388,6 +388,11 @@ Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes n
   auto shrink_to = [&](Bytes limit, Bytes concurrent, Bytes factor) {
     if (nbytes < factor * concurrent * chunk && chunk > limit) chunk = limit;
   };
+  // ...or halves it while each of `parts` running at once gets fewer than `chunks` of it (NCCL
+  // divides in integers), down to `floor`.
+  auto halve_while = [&](Bytes parts, double chunks, Bytes floor) {
+    while (static_cast<double>(nbytes / (parts * chunk)) < chunks && chunk > floor) chunk /= 2;
+  };
   switch (algo) {
     case Algo::nvls: {
       chunk = std::min(chunk, kNvlsChunk);
@@ -411,8 +416,8 @@ Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes n
         int log2_nodes = 0;
         while ((2 << log2_nodes) <= nodes) ++log2_nodes;
         const double steps = 1 + log2_nodes + 0.1 * ppn;
-        while (static_cast<double>(nbytes / (nch * chunk)) < steps * 64 / ppn && chunk > (Bytes{128} << 10)) chunk /= 2;
-        while (static_cast<double>(nbytes / (nch * chunk)) < steps * 16 / ppn && chunk > (Bytes{32} << 10)) chunk /= 2;
+        halve_while(nch, steps * 64 / ppn, Bytes{128} << 10);
+        halve_while(nch, steps * 16 / ppn, Bytes{32} << 10);
       }
       break;
     case Algo::pat: {
@@ -420,9 +425,25 @@ Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes n
       while (chunk * nch * factor > nbytes && chunk > (Bytes{64} << 10)) chunk /= 2;
       break;
     }
-    case Algo::collnet_chain:
-      chunk = std::min<Bytes>(chunk, Bytes{256} << 10);
+    case Algo::collnet_direct: {
+      // Every local GPU heads a part (nHeads = ppn), and a rank with heads above or below it sits
+      // at depth 2 (1 with one GPU a node). NCCL's third rule repeats the second's depth x 8.
+      const Bytes parts = nch * static_cast<Bytes>(ppn);
+      const double depth = ppn > 1 ? 2 : 1;
+      halve_while(parts, depth * 64, Bytes{128} << 10);
+      halve_while(parts, depth * 8, Bytes{64} << 10);
+      halve_while(parts, depth * 8, Bytes{32} << 10);
       break;
+    }
+    case Algo::collnet_chain: {
+      // The chain runs through the node's GPUs (collnetChain.depth = nRanks / nNodes).
+      chunk = std::min<Bytes>(chunk, Bytes{256} << 10);
+      const double depth = ppn;
+      halve_while(nch, depth * 64, Bytes{128} << 10);
+      halve_while(nch, depth * 8, Bytes{64} << 10);
+      halve_while(nch, depth, Bytes{32} << 10);
+      break;
+    }
     default:
       break;
   }

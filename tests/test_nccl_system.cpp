@@ -272,7 +272,7 @@ TEST_CASE("NCCL_ALGO and NCCL_PROTO as NCCL's parseList reads them: lists, exclu
   CHECK(nccl::to_string(log) == "NCCL_ALGO=Tree NCCL_PROTO=LL");
 }
 
-TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS and Tree LL128 chunks for small calls") {
+TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS, Tree LL128 and CollNet chunks for small calls") {
   using nccl::Algo;
   using nccl::Func;
   constexpr Bytes K = 1024, M = 1024 * 1024;
@@ -297,6 +297,18 @@ TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS a
   CHECK(nccl::chunk_bytes(two, ar, Algo::tree, Protocol::ll128, 1024 * M, 8, 576000) == 576000);
   // PAT all_gather: the chunk times channels times 32 must fit the call.
   CHECK(nccl::chunk_bytes(two, Func::all_gather, Algo::pat, Protocol::simple, 1 * M, 1, 2 * M) == 64 * K);
+  // CollNet chain (enqueue.cc calcCollChunking): at most 256 KiB, halved while each of 16 channels
+  // gets fewer than 64, 8 and 1 chunks per GPU of the chain (8 a node).
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_chain, Protocol::simple, 4096 * M, 16, 2 * M) == 256 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_chain, Protocol::simple, 1024 * M, 16, 2 * M) == 128 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_chain, Protocol::simple, 64 * M, 16, 2 * M) == 64 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_chain, Protocol::simple, 4 * M, 16, 2 * M) == 32 * K);
+  // CollNet direct: a step, halved while each of 16 channels x 8 heads gets fewer than 128, 16
+  // and 16 chunks (depth 2).
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_direct, Protocol::simple, 16384 * M, 16, 2 * M) == 512 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_direct, Protocol::simple, 1024 * M, 16, 2 * M) == 128 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_direct, Protocol::simple, 200 * M, 16, 2 * M) == 64 * K);
+  CHECK(nccl::chunk_bytes(two, ar, Algo::collnet_direct, Protocol::simple, 64 * M, 16, 2 * M) == 32 * K);
 }
 
 TEST_CASE("on two nodes NCCL's search lets a tree's chain inside a node outrun its NICs (pass 2)") {

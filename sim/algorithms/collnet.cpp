@@ -62,12 +62,14 @@ Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& opti
     for (int r = 0; r < l.n; ++r) {
       const int node = r / l.ppn, g = r % l.ppn;
       auto local = [&](int x) { return node * l.ppn + x; };
-      // Three streams, as NCCL splits its warps, so that the network round trip of one chunk overlaps
-      // the scatter of the next: scatter to the heads, this GPU's head duties, and taking the
-      // other heads' results in. Causality keeps their data apart.
-      Stream scatter{r, c, {}}, feed{r, c, {}}, take{r, c, {}};
+      // Four streams, as NCCL splits a block's warps (runCollNetDirect, src/device/all_reduce.h):
+      // scatter to the heads; as a head, reduce what the others scattered and send it into the
+      // network; as a head, take the result from the network and send it to the others; gather
+      // the other heads' results. A head so sends chunk k+1 while chunk k is in the switch.
+      // Causality keeps their data apart.
+      Stream scatter{r, c, {}}, feed{r, c, {}}, bcast{r, c, {}}, take{r, c, {}};
       StepWriter sc(scatter, options.protocol, scatter_tag), w(feed, options.protocol, scatter_tag),
-          in(take, options.protocol, gather_tag);
+          b(bcast, options.protocol, net_tag), in(take, options.protocol, gather_tag);
       for (const auto& loop : loops) {
         auto part = [&](BufferId b, int h) { return piece(b, loop, h, spec.count); };
         for (int k = 1; k < l.ppn; ++k) sc.send(local((g + k) % l.ppn), part(BufferId::input, (g + k) % l.ppn));
@@ -81,10 +83,11 @@ Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& opti
         w.end_overlap();
         w.set_tag(net_tag);
         w.send(l.n + g, part(BufferId::output, g));
-        w.recv(l.n + g, part(BufferId::output, g), true);
-        w.set_tag(gather_tag);
-        for (int k = 1; k < l.ppn; ++k) w.send(local((g + k) % l.ppn), part(BufferId::output, g));
         w.set_tag(scatter_tag);
+        b.recv(l.n + g, part(BufferId::output, g), true);
+        b.set_tag(gather_tag);
+        for (int k = 1; k < l.ppn; ++k) b.send(local((g + k) % l.ppn), part(BufferId::output, g));
+        b.set_tag(net_tag);
         in.begin_overlap();
         for (int k = 1; k < l.ppn; ++k) {
           const int from = (g - k + l.ppn) % l.ppn;
@@ -94,6 +97,7 @@ Schedule collnet_direct(const CollectiveSpec& spec, const AlgorithmOptions& opti
       }
       if (!scatter.steps.empty()) schedule.streams.push_back(std::move(scatter));
       schedule.streams.push_back(std::move(feed));
+      schedule.streams.push_back(std::move(bcast));
       if (!take.steps.empty()) schedule.streams.push_back(std::move(take));
     }
     for (int rail = 0; rail < l.ppn; ++rail) {
@@ -120,9 +124,15 @@ Schedule collnet_chain(const CollectiveSpec& spec, const AlgorithmOptions& optio
     for (int r = 0; r < l.n; ++r) {
       const int node = r / l.ppn, pos = (r % l.ppn - head + l.ppn) % l.ppn;  // chain position, head first
       auto at = [&](int p) { return node * l.ppn + (p + head) % l.ppn; };
+      // Every rank's block splits its threads (runCollNetChain, src/device/all_reduce.h): some
+      // reduce up the chain, the head's into the network, the others take the result from above,
+      // the head's from the network, down the chain. The head so sends chunk k+1 up while chunk
+      // k's result is still in the switch.
       Stream up{r, c, {}}, down{r, c, {}};
+      up.block_share = static_cast<float>(split_reduce_share(options.protocol));
+      down.block_share = 1 - up.block_share;
       StepWriter u(up, options.protocol, up_tag);
-      StepWriter d(pos == 0 ? up : down, options.protocol, down_tag);
+      StepWriter d(down, options.protocol, down_tag);
       for (const auto& loop : loops) {
         const Region in = piece(BufferId::input, loop, 0, spec.count);
         const Region out = piece(BufferId::output, loop, 0, spec.count);
@@ -132,9 +142,10 @@ Schedule collnet_chain(const CollectiveSpec& spec, const AlgorithmOptions& optio
           u.send(at(pos - 1), tail ? in : out);
           d.recv(at(pos - 1), out);
         } else {
-          u.set_tag(up_tag);
           u.send(l.n + head, tail ? in : out);
-          u.recv(l.n + head, out, true);
+          d.set_tag(up_tag);  // the switch answers on the connection the head sent up
+          d.recv(l.n + head, out, true);
+          d.set_tag(down_tag);
         }
         if (!tail) d.send(at(pos + 1), out);
       }

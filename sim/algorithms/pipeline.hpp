@@ -24,6 +24,11 @@ std::vector<ChunkLoop> chunk_loops(std::uint64_t count, int pieces, int channels
 // Region of piece `j` of a loop, clipped to the buffer's `count` (possibly empty).
 Region piece(BufferId buffer, const ChunkLoop& loop, int j, std::uint64_t count);
 
+// The share of a block's threads that reduces up where NCCL splits the block between reducing up
+// and broadcasting down (runTreeSplit and the CollNet chain, src/device/all_reduce.h): with Simple
+// half its 512 threads plus two warps; with LL and LL128, 70%.
+inline double split_reduce_share(Protocol p) { return p == Protocol::simple ? 320.0 / 512.0 : 0.7; }
+
 // Elements per chunk for this protocol and type, and the alignment of chunk sizes (16 bytes).
 std::uint64_t chunk_elements(const CollectiveSpec& spec, const AlgorithmOptions& options);
 std::uint64_t align_elements(const CollectiveSpec& spec);

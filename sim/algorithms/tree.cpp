@@ -89,11 +89,6 @@ std::vector<int> chain_of(const AlgorithmOptions& options, int c, int ppn, int h
   return chain;
 }
 
-// NCCL's all_reduce tree (runTreeSplit, src/device/all_reduce.h) splits a non-root rank's block:
-// with Simple half its 512 threads plus two warps reduce up and the rest broadcast down; with LL and
-// LL128, 70% reduce.
-double reduce_share(Protocol p) { return p == Protocol::simple ? 320.0 / 512.0 : 0.7; }
-
 }  // namespace
 
 Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
@@ -122,7 +117,7 @@ Schedule tree(const CollectiveSpec& spec, const AlgorithmOptions& options) {
       const int up_tag = 2 * c, down_tag = 2 * c + 1;
       Stream reduce_stream{r, c, {}}, broadcast_stream{r, c, {}};
       if (!root && all_reduce) {
-        reduce_stream.block_share = static_cast<float>(reduce_share(options.protocol));
+        reduce_stream.block_share = static_cast<float>(split_reduce_share(options.protocol));
         broadcast_stream.block_share = 1 - reduce_stream.block_share;
       }
       StepWriter u(reduce_stream, options.protocol, up_tag);

@@ -99,7 +99,7 @@ std::vector<LogCase> read_map(const std::string& file) {
     const std::string where = "logs[" + std::to_string(i) + "]";
     if (e.is_object())
       require_known_keys(e, {"log", "topo", "class", "nodes", "gpus_per_node", "nics_per_node", "nic", "pcie_p2p",
-                             "net_gdr_level", "p2p_level", "p2p_pxn_level", "gpus_per_thread", "set", "healthy", "slow",
+                             "net_gdr_level", "p2p_level", "p2p_pxn_level", "sharp", "gpus_per_thread", "set", "healthy", "slow",
                              "algo", "proto", "model", "nccl", "note", "nccl_env", "run"},
                          file, where);
     LogCase c;
@@ -125,6 +125,7 @@ std::vector<LogCase> read_map(const std::string& file) {
       c.topology.nics_per_node = need(e, "nics_per_node", where, is_int, "an integer").get<int>();
     if (auto nic = optional_string(e, "nic", where, "a network generation")) c.topology.preset.nic = *nic;
     if (e.contains("pcie_p2p")) c.topology.no_pcie_p2p = !need(e, "pcie_p2p", where, is_bool, "true or false").get<bool>();
+    if (e.contains("sharp")) c.topology.preset.sharp = need(e, "sharp", where, is_bool, "true or false").get<bool>();
     for (const char* key : {"net_gdr_level", "p2p_level"}) {
       const auto level = optional_string(e, key, where, "LOC, NVL, NVB, PIX, PXB, PHB or SYS");
       if (!level) continue;

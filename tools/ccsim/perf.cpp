@@ -300,7 +300,7 @@ Runner add_perf(CLI::App& app) {
   cmd->add_option("--chunk-bytes", args->chunk_bytes,
                   "Data per pipelined step per channel (default: NCCL's choice for the call: the model's chunk for "
                   "Ring, one step (a quarter) for other Simple algorithms and ring broadcast/reduce, NVLS/NVLSTree "
-                  "16K-128K and Tree LL128 smaller for smaller calls, CollNet chain at most 256K)");
+                  "16K-128K, Tree LL128 and CollNet (chain at most 256K) smaller for smaller calls)");
   cmd->add_option("--format", args->format, "Output: table (nccl-tests), json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}))
       ->capture_default_str();
