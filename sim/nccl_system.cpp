@@ -396,6 +396,14 @@ Bytes chunk_bytes(const System& s, Func func, Algo algo, Protocol proto, Bytes n
   switch (algo) {
     case Algo::nvls: {
       chunk = std::min(chunk, kNvlsChunk);
+      // Across nodes (NVLS with CollNet) a slow NVLS all_reduce, under 150 GB/s of algorithm
+      // bandwidth in NCCL's own model, moves 32 KiB chunks (calcCollChunking).
+      if (nodes > 1) {
+        double nvls_gbps = 0;
+        for (const Estimate& e : cost_table(s, Func::all_reduce, nbytes))
+          if (e.algo == Algo::nvls && e.proto == Protocol::simple) nvls_gbps = e.alg_bw_gbps;
+        if (nvls_gbps < 150) chunk = std::min(chunk, Bytes{32} << 10);
+      }
       const Bytes ops = nch * static_cast<Bytes>(ppn);  // channels x NVLS heads (one per local GPU)
       shrink_to(Bytes{64} << 10, ops, 64);
       shrink_to(Bytes{32} << 10, ops, 8);

@@ -292,6 +292,14 @@ TEST_CASE("chunks as NCCL sizes them: a step for non-ring Simple, smaller NVLS, 
   CHECK(nccl::chunk_bytes(two, ar, Algo::nvls_tree, Protocol::simple, 2 * M, 16, 2 * M) == 32 * K);
   CHECK(nccl::chunk_bytes(two, ar, Algo::nvls_tree, Protocol::simple, 16 * M, 16, 2 * M) == 64 * K);
   CHECK(nccl::chunk_bytes(two, ar, Algo::nvls_tree, Protocol::simple, 128 * M, 16, 2 * M) == 128 * K);
+  // NVLS across nodes (with SHARP) keeps 128 KiB chunks where NCCL's model rates it at 150 GB/s or
+  // more, and moves 32 KiB ones where it is slower.
+  topo::PresetOptions sharp_nodes = two_nodes;
+  sharp_nodes.sharp = true;
+  nccl::System sharp = nccl::describe(topo::make_preset("dgx-h100", sharp_nodes), 16);
+  CHECK(nccl::chunk_bytes(sharp, ar, Algo::nvls, Protocol::simple, 1024 * M, 16, 2 * M) == 128 * K);
+  sharp.nvls_graph.bw_intra = sharp.nvls_graph.bw_inter = 2;
+  CHECK(nccl::chunk_bytes(sharp, ar, Algo::nvls, Protocol::simple, 1024 * M, 16, 2 * M) == 32 * K);
   // Tree LL128 across 2 nodes of 8: 1 + log2(2) + 0.8 = 2.8 steps.
   CHECK(nccl::chunk_bytes(two, ar, Algo::tree, Protocol::ll128, 1 * M, 8, 576000) == 18000);
   CHECK(nccl::chunk_bytes(two, ar, Algo::tree, Protocol::ll128, 1024 * M, 8, 576000) == 576000);
