@@ -252,6 +252,13 @@ double ll_max_bw(const Comm& c) {
   return kLlMaxBw[row][c.column];
 }
 
+// Ring LL's share of the wire in 2.8 and 2.18-2.22: a quarter, a third for one node's all_gather,
+// reduce_scatter and broadcast (later releases: half).
+double early_ring_ll_share(const Comm& c) {
+  const bool quarter = c.s.nodes > 1 || c.func == Func::all_reduce || c.func == Func::reduce;
+  return quarter ? 0.25 : 1.0 / 3.0;
+}
+
 // NCCL 2.8's busBw for one pair, in GB/s: §3.4's steps with 2.8's caps (an A100 graph's 235, LL128
 // per collective, the Tree's without a Hopper row) and its shares (Ring LL a quarter, or a third for
 // one node's all_gather, reduce_scatter and broadcast; Ring LL128 0.7 with one GPU per node; Tree
@@ -267,12 +274,10 @@ double bus_bandwidth_v28(const Comm& c, Algo a, Protocol p) {
   const double ll_max = kLlMaxBw[s.nodes == 1 ? (a100 ? 1 : 0) : (s.amd_cpu ? 1 : 0)][c.column];
   const double ll128_cap = channels * kV28Ll128PerCh[static_cast<int>(c.func)];
   switch (a) {
-    case Algo::ring: {
-      const bool quarter = s.nodes > 1 || c.func == Func::all_reduce || c.func == Func::reduce;
-      if (p == Protocol::ll) bus = std::min(ll_max, bus * (quarter ? 0.25 : 1.0 / 3.0));
+    case Algo::ring:
+      if (p == Protocol::ll) bus = std::min(ll_max, bus * early_ring_ll_share(c));
       if (p == Protocol::ll128) bus = std::min(bus * (c.ppn < 2 ? 0.7 : 0.92), ll128_cap);
       break;
-    }
     case Algo::tree:
       bus = std::min(0.92 * bus, channels * kV28PerChMaxTree[a100 ? 1 : 0][c.column]);
       if (p == Protocol::ll) bus = std::min(bus / 3.8, ll_max);
@@ -311,10 +316,7 @@ double bus_bandwidth(const Comm& c, Algo a, Protocol p) {
 
   // Step 4, in the reference's order: each later line refines the earlier ones' result.
   if (a == Algo::ring && p == Protocol::ll) {
-    // 2.18-2.22 counted a quarter of the wire (a third for one node's AG/RS/broadcast), later half.
-    const bool quarter = s.nodes > 1 || c.func == Func::all_reduce || c.func == Func::reduce;
-    const double share = c.rules.early ? (quarter ? 0.25 : 1.0 / 3.0) : 0.5;
-    bus = std::min(ll_max_bw(c), share * bus);
+    bus = std::min(ll_max_bw(c), (c.rules.early ? early_ring_ll_share(c) : 0.5) * bus);
   }
   if (a == Algo::ring && p == Protocol::ll128)
     bus = std::min((c.rules.early && c.ppn < 2 ? 0.7 : 0.92) * bus, channels * per_ch_max_ring_ll128(c));
@@ -351,6 +353,7 @@ double algorithm_bandwidth(const Comm& c, Algo a, double bus) {
 }
 
 double hw_latency(const Comm& c, HwRow row, Algo a, Protocol p) {
+  if (c.rules.v2_8) return kV28HwLat[row][v28_index(a)][index_of(p)];
   // §3.2: POWER hosts give Tree/Simple over PCI Ring's latency.
   if (c.s.power_cpu && row == kPciRow && a == Algo::tree && p == Protocol::simple)
     return hw_latency(c, kPciRow, Algo::ring, p);
@@ -365,45 +368,23 @@ double hw_latency(const Comm& c, HwRow row, Algo a, Protocol p) {
 // §3.2 "Network post overhead per step".
 double net_overhead_us(const System& s) { return s.amd_cpu ? 2.0 : 1.0; }
 
-// NCCL 2.8's latency for one pair, in us: §3.5's formulas with 2.8's tables, LL's intra-node hops
-// x1.8 on several nodes, no network post overhead, no graph latencyInter, no one-GPU-a-node row.
-double latency_v28(const Comm& c, Algo a, Protocol p) {
-  const System& s = c.s;
-  const Graph& g = graph_of(s, a);
-  const int ai = v28_index(a), pi = index_of(p);
-  const HwRow intra_row = g.type_intra == PathType::nvlink ? kNvlinkRow : kPciRow;
-  const double intra = kV28HwLat[intra_row][ai][pi] * (s.nodes > 1 && p == Protocol::ll ? 1.8 : 1.0);
-  const double inter = kV28HwLat[kNetRow][ai][pi];
-  const double base = kV28BaseLat[ai][pi];
-  switch (a) {
-    case Algo::ring: {
-      if (c.func == Func::broadcast || c.func == Func::reduce) {
-        const HwRow row = s.nodes == 1 ? intra_row : kNetRow;
-        if (g.same_channels) return base + kV28HwLat[row][ai][pi];
-        return base + c.nsteps * kV28HwLat[row][p == Protocol::simple ? v28_index(Algo::tree) : ai][pi];
-      }
-      const int n_inter = c.func == Func::all_reduce ? 2 * (s.nodes - 1) : s.nodes - 1;
-      return base + (c.nsteps - n_inter) * intra + n_inter * inter;
-    }
-    case Algo::tree: return base + 2 * ((c.ppn - 1) * intra + floor_log2(static_cast<Bytes>(s.nodes)) * inter);
-    default: return base + 2 * (c.ppn - 1) * intra + inter;  // CollNet
-  }
-}
-
 // §3.5: NCCL's latency for one pair, in us, before the ring plateau of §3.6.
+// 2.8 (no graph latencyInter, no network post overhead, LL's intra-node hops x1.8 across nodes,
+// its own tables through hw_latency and the base below) shares these formulas too.
 double latency(const Comm& c, Algo a, Protocol p) {
-  if (c.rules.v2_8) return latency_v28(c, a, p);
   const System& s = c.s;
   const Graph& g = graph_of(s, a);
   const int pi = index_of(p);
   const HwRow intra_row = g.type_intra == PathType::nvlink ? kNvlinkRow : kPciRow;
-  const double intra = hw_latency(c, intra_row, a, p);
+  const double intra = hw_latency(c, intra_row, a, p) * (c.rules.v2_8 && s.nodes > 1 && p == Protocol::ll ? 1.8 : 1.0);
   // With one GPU per node every step waits on the network in full, which Tree's row models (2.23+).
   double inter = c.ppn == 1 && !c.rules.early ? hw_latency(c, kNetRow, Algo::tree, p) : hw_latency(c, kNetRow, a, p);
   // Simple pays latencyInter twice: the second covers the flush of received data.
-  inter += g.latency_inter_us * (p == Protocol::simple ? 2 : 1);
-  // 2.18-2.22 gave Tree/Simple no base latency (its hops cost 28 us, 4 in 2.18).
-  const double base = c.rules.early && a == Algo::tree && p == Protocol::simple ? 0.0 : kBaseLat[index_of(a)][pi];
+  if (!c.rules.v2_8) inter += g.latency_inter_us * (p == Protocol::simple ? 2 : 1);
+  // 2.18-2.22 gave Tree/Simple no base latency (its hops cost 28 us, 4 in 2.18); 2.8 its own table.
+  const double base = c.rules.v2_8 ? kV28BaseLat[v28_index(a)][pi]
+                      : c.rules.early && a == Algo::tree && p == Protocol::simple ? 0.0
+                                                                                 : kBaseLat[index_of(a)][pi];
   // The tree's depth across nodes is an integer number of levels (floor), as a binary tree's is.
   const int log2_nodes = floor_log2(static_cast<Bytes>(s.nodes));
 
@@ -416,11 +397,13 @@ double latency(const Comm& c, Algo a, Protocol p) {
         const double step = hw_latency(c, row, p == Protocol::simple ? Algo::tree : Algo::ring, p);
         return base + c.nsteps * step;
       }
-      // 2.18-2.22 counted 2 x nNodes network steps for AllReduce (tuning.cc of 2.19), later 2 x (nNodes-1).
-      const int n_inter = c.func == Func::all_reduce ? (c.rules.early && s.nodes > 1 ? 2 * s.nodes : 2 * (s.nodes - 1))
-                                                     : s.nodes - 1;
-      // Across nodes every step still posts a network operation (x3 for Simple), whatever its link.
-      const double overhead = s.nodes > 1 ? net_overhead_us(s) * (p == Protocol::simple ? 3 : 1) : 0.0;
+      // 2.18-2.22 counted 2 x nNodes network steps for AllReduce (tuning.cc of 2.19); 2.8 and later
+      // releases 2 x (nNodes-1).
+      const bool two_per_node = c.rules.early && !c.rules.v2_8 && s.nodes > 1;
+      const int n_inter = c.func == Func::all_reduce ? (two_per_node ? 2 * s.nodes : 2 * (s.nodes - 1)) : s.nodes - 1;
+      // Across nodes every step still posts a network operation (x3 for Simple), whatever its link
+      // (from 2.12; 2.8 charged none).
+      const double overhead = s.nodes > 1 && !c.rules.v2_8 ? net_overhead_us(s) * (p == Protocol::simple ? 3 : 1) : 0.0;
       return base + (c.nsteps - n_inter) * std::max(intra, overhead) + n_inter * inter;
     }
     case Algo::tree: return base + 2 * ((c.ppn - 1) * intra + log2_nodes * inter);
