@@ -289,6 +289,31 @@ TEST_CASE("P2P through an AMD CPU runs at its own factor, NCCL's none by default
         test::approx(kAlpha + bytes / (0.5 * link)).epsilon(1e-9));
 }
 
+TEST_CASE("P2P across a socket link runs at its p2p_fraction of P2P inside a socket") {
+  // gpu0 and gpu1 share cpu0; gpu2 sits on cpu1, behind an xGMI link far wider than one GPU's PCIe.
+  const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "epyc-two-sockets", "devices": [
+      {"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
+      {"name": "gpu2", "kind": "gpu", "arch": "hopper"}, {"name": "cpu0", "kind": "cpu"}, {"name": "cpu1", "kind": "cpu"}],
+    "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "gpu2", "to": "cpu1", "kind": "pcie", "generation": "4", "lanes": 16},
+              {"from": "cpu0", "to": "cpu1", "kind": "cpu", "generation": "xgmi", "p2p_fraction": 0.8}]})"), "test");
+  Model m = pure_alpha_beta();
+  m.set("pcie_efficiency", 1.0, "test");
+  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  const std::uint64_t bytes = 100'000'000;
+  const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
+  const double amd = m.cpu_p2p_bandwidth_factor(true);
+  CHECK(simulate(point_to_point(3, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s() ==
+        test::approx(kAlpha + bytes / (link * amd)).epsilon(1e-9));
+  CHECK(simulate(point_to_point(3, {{0, 2}}, bytes), t, m, no_compute()).timeline.total_s() ==
+        test::approx(kAlpha + bytes / (0.8 * link * amd)).epsilon(1e-9));
+  // The rate is each pair's, not one budget of the socket link: two pairs crossing into gpu2 share
+  // gpu2's PCIe link (half each), not 0.8 of it.
+  CHECK(simulate(point_to_point(3, {{0, 2}, {1, 2}}, bytes), t, m, no_compute()).timeline.total_s() ==
+        test::approx(kAlpha + 2 * bytes / link).epsilon(1e-9));
+}
+
 TEST_CASE("through host memory a GPU loads at shm_bandwidth_factor of its link, one budget for all its senders") {
   const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "three-without-p2p", "pcie_p2p": false,
     "devices": [{"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},

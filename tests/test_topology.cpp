@@ -257,7 +257,25 @@ TEST_CASE("custom JSON topologies load, and every mistake names its JSON path") 
   fails(R"({"name": "x", "devices": [{"name": "a", "kind": "gpu", "arch": "hopper"}, {"name": "s", "kind": "nvswitch", "reduce": true}], "links": []})",
         "t.json: devices[1].reduce: unknown key (expected one of name, kind, arch, node, reduces, latency_us)");
   fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "lane": 6})"),
-        "t.json: links[0].lane: unknown key (expected one of from, to, kind, generation, lanes, bandwidth_gbps)");
+        "t.json: links[0].lane: unknown key (expected one of from, to, kind, generation, lanes, bandwidth_gbps, p2p_fraction, source)");
+  // p2p_fraction is a socket link's: refused elsewhere and outside (0, 1]; kept and written back.
+  fails(with_link(R"({"from": "a", "to": "b", "kind": "nvlink", "generation": "4", "p2p_fraction": 0.5})"),
+        "t.json: links[0].p2p_fraction: only a cpu link has one (peer-to-peer writes across sockets), not a nvlink link");
+  const std::string on_two_sockets = std::string(R"({"name": "x", "devices": [)") + two_gpus +
+      R"(, {"name": "c0", "kind": "cpu"}, {"name": "c1", "kind": "cpu"}], "links": [
+      {"from": "a", "to": "c0", "kind": "pcie", "generation": "4", "lanes": 16},
+      {"from": "b", "to": "c1", "kind": "pcie", "generation": "4", "lanes": 16},
+      {"from": "c0", "to": "c1", "kind": "cpu", "generation": "xgmi", "source": "a test", "p2p_fraction": )";
+  fails(on_two_sockets + "0}]}", "t.json: links[2].p2p_fraction: expected a number in (0, 1]");
+  fails(on_two_sockets + "1.5}]}", "t.json: links[2].p2p_fraction: expected a number in (0, 1]");
+  fails(on_two_sockets + R"("half"}]})", "t.json: links[2].p2p_fraction: expected a number in (0, 1]");
+  fails(std::string(on_two_sockets).replace(on_two_sockets.find(R"("a test")"), 8, "7") + "1}]}", "t.json: links[2].source: expected a string");
+  const Topology sockets = load((on_two_sockets + "0.85}]}").c_str());
+  CHECK(sockets.link(2).p2p_fraction == 0.85);
+  CHECK(sockets.link(0).p2p_fraction == 1.0);
+  CHECK(to_json(sockets)["links"][2]["p2p_fraction"] == 0.85);
+  CHECK_FALSE(to_json(sockets)["links"][0].contains("p2p_fraction"));
+  CHECK(topology_from_json(to_json(sockets), "again").link(2).p2p_fraction == 0.85);
   fails(std::string(R"({"name": "x", "net_gdr_level": "NODE", "devices": [)") + two_gpus + R"(], "links": []})",
         "t.json: net_gdr_level: expected one of LOC, NVL, NVB, PIX, PXB, PHB, SYS (NCCL_NET_GDR_LEVEL)");
   fails(std::string(R"({"name": "x", "p2p_level": 3, "devices": [)") + two_gpus + R"(], "links": []})",

@@ -97,8 +97,10 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
     const std::string path = origin + ": links[" + std::to_string(i) + "]";
     if (!l.is_object()) throw Error(path + ": expected an object with from, to, kind, generation and lanes");
     // bandwidth_gbps: what `topo import --out` writes beside each link for the reader, derived
-    // from the generation and lanes.
-    require_known_keys(l, {"from", "to", "kind", "generation", "lanes", "bandwidth_gbps"}, origin, "links[" + std::to_string(i) + "]");
+    // from the generation and lanes. source: where a link's figures come from, for the reader.
+    require_known_keys(l, {"from", "to", "kind", "generation", "lanes", "bandwidth_gbps", "p2p_fraction", "source"}, origin,
+                       "links[" + std::to_string(i) + "]");
+    if (l.contains("source") && !l["source"].is_string()) throw Error(path + ".source: expected a string");
     auto endpoint = [&](const char* key) {
       const std::string name = string_field(l, key, path, true);
       auto it = by_name.find(name);
@@ -134,10 +136,20 @@ Topology topology_from_json(const nlohmann::json& j, const std::string& origin) 
       if (!l["lanes"].is_number_integer() || l["lanes"].get<int>() < 1) throw Error(path + ".lanes: expected an integer >= 1");
       lanes = l["lanes"].get<int>();
     }
+    LinkId id = 0;
     try {
-      t.add_link(a, b, kind, generation, lanes);
+      id = t.add_link(a, b, kind, generation, lanes);
     } catch (const Error& e) {
       throw Error(path + ".generation: " + e.what());
+    }
+    if (l.contains("p2p_fraction")) {
+      const auto& f = l["p2p_fraction"];
+      if (kind != LinkKind::cpu)
+        throw Error(path + ".p2p_fraction: only a cpu link has one (peer-to-peer writes across sockets), not a " +
+                    std::string(to_string(kind)) + " link");
+      if (!f.is_number() || !(f.get<double>() > 0 && f.get<double>() <= 1))
+        throw Error(path + ".p2p_fraction: expected a number in (0, 1]");
+      t.set_p2p_fraction(id, f.get<double>());
     }
   }
   if (j.contains("pcie_p2p")) {

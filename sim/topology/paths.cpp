@@ -114,7 +114,15 @@ std::string path_matrix(const Topology& t, int node) {
 std::string summary(const Topology& t) {
   std::map<std::string, int> devices, links;
   for (const auto& d : t.devices()) ++devices[std::string(to_string(d.kind))];
-  for (const auto& l : t.links()) ++links[std::string(to_string(l.kind)) + (l.generation.empty() ? "" : " " + l.generation)];
+  for (const auto& l : t.links()) {
+    std::string key = std::string(to_string(l.kind)) + (l.generation.empty() ? "" : " " + l.generation);
+    if (l.p2p_fraction != 1.0) {
+      std::ostringstream f;
+      f << " (P2P writes across it at " << l.p2p_fraction << "x their rate within a socket)";
+      key += f.str();
+    }
+    ++links[key];
+  }
   std::ostringstream out;
   out << "topology " << t.name() << ": " << t.gpu_count() << " GPUs (" << t.gpu_arch() << "), " << t.gpus_per_node()
       << " per node\n";
@@ -168,10 +176,13 @@ nlohmann::json to_json(const Topology& t) {
     devices.push_back(dj);
   }
   auto& links = j["links"] = nlohmann::json::array();
-  for (const auto& l : t.links())
-    links.push_back({{"from", t.device(l.a).name}, {"to", t.device(l.b).name}, {"kind", to_string(l.kind)},
-                     {"generation", l.generation}, {"lanes", l.lanes},
-                     {"bandwidth_gbps", l.bandwidth_bytes_per_s / 1e9}});
+  for (const auto& l : t.links()) {
+    nlohmann::json lj{{"from", t.device(l.a).name}, {"to", t.device(l.b).name}, {"kind", to_string(l.kind)},
+                      {"generation", l.generation}, {"lanes", l.lanes},
+                      {"bandwidth_gbps", l.bandwidth_bytes_per_s / 1e9}};
+    if (l.p2p_fraction != 1.0) lj["p2p_fraction"] = l.p2p_fraction;
+    links.push_back(lj);
+  }
   return j;
 }
 

@@ -105,11 +105,20 @@ LinkId Topology::add_link(DeviceId a, DeviceId b, LinkKind kind, const std::stri
   if (a >= devices_.size() || b >= devices_.size() || a == b)
     throw Error("topology " + name_ + ": invalid link endpoints");
   if (lanes < 1) throw Error("topology " + name_ + ": a link needs at least one lane");
-  Link link{kind, generation, lanes, lanes * lane_bandwidth_bytes_per_s(kind, generation), a, b};
+  Link link{kind, generation, lanes, lanes * lane_bandwidth_bytes_per_s(kind, generation), a, b, 1.0};
   const LinkId id = links_.size();
   links_.push_back(link);
   boost::add_edge(a, b, id, graph_);
   return id;
+}
+
+void Topology::set_p2p_fraction(LinkId id, double fraction) {
+  Link& l = links_.at(id);
+  if (l.kind != LinkKind::cpu)
+    throw Error("topology " + name_ + ": p2p_fraction is a CPU link's (peer-to-peer writes across sockets), not a " +
+                std::string(to_string(l.kind)) + " link's");
+  if (!(fraction > 0 && fraction <= 1)) throw Error("topology " + name_ + ": p2p_fraction must be in (0, 1]");
+  l.p2p_fraction = fraction;
 }
 
 void Topology::set_gpu_order(const std::vector<DeviceId>& order) {

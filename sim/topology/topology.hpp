@@ -37,6 +37,11 @@ struct Link {
   int lanes = 1;
   double bandwidth_bytes_per_s = 0;  // per direction, signalling rate of all lanes together
   std::size_t a = 0, b = 0;          // endpoint device ids; "forward" means a -> b
+  // A CPU link's share of a PCIe peer-to-peer write's rate inside one socket that a peer-to-peer
+  // write across it gets (1: the same). Some sockets forward peer writes to another socket's root
+  // ports slower than they forward them among their own (EPYC Rome: 0.85), whatever the link's own
+  // width; a machine's p2pBandwidthLatencyTest shows it.
+  double p2p_fraction = 1.0;
 };
 
 // What a network generation's transport (NCCL's net plugin and the NIC behind it) changes against
@@ -105,6 +110,8 @@ class Topology {
 
   DeviceId add_device(Device device);
   LinkId add_link(DeviceId a, DeviceId b, LinkKind kind, const std::string& generation, int lanes);
+  // Link::p2p_fraction of a CPU link; Error for another kind or a fraction outside (0, 1].
+  void set_p2p_fraction(LinkId id, double fraction);
 
   const std::string& name() const { return name_; }
   const Graph& graph() const { return graph_; }
