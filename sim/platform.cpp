@@ -134,14 +134,14 @@ PlatformPlan PlatformPlan::build(const Schedule& schedule, const topo::Topology&
         const double bw = plan.links_[link].bandwidth_bytes_per_s;
         narrowest = narrowest == 0 ? bw : std::min(narrowest, bw);
       }
-      double across_sockets = 1.0;
-      for (const auto& hop : route.hops)
-        for (auto l : hop.links) across_sockets = std::min(across_sockets, topology.link(l).p2p_fraction);
       const int lo = std::min(src, dst), hi = std::max(src, dst);
       auto [it, fresh] = cpu_pairs.try_emplace({lo, hi}, plan.links_.size());
       if (fresh) {
         const std::string a = device_name(topology.gpu(static_cast<std::size_t>(lo)));
         const std::string b = device_name(topology.gpu(static_cast<std::size_t>(hi)));
+        double across_sockets = 1.0;
+        for (const auto& hop : route.hops)
+          for (auto l : hop.links) across_sockets = std::min(across_sockets, topology.link(l).p2p_fraction);
         PlatformLink pl;
         pl.bandwidth_bytes_per_s = narrowest * model.cpu_p2p_bandwidth_factor(amd) * across_sockets;
         pl.forward_name = a + "->" + b + " (P2P through the CPU)";

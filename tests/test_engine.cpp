@@ -246,17 +246,27 @@ TEST_CASE("contention-free times match the closed forms of the classic algorithm
 
 #include "sim/topology/json_io.hpp"
 
+namespace {
+// The PCIe tests' model: links at their full signalling rate and one kAlpha per Simple PCIe step,
+// so a transfer of B bytes over a PCIe Gen4 x16 link takes kAlpha + B / kPcieGen4x16.
+constexpr double kPcieGen4x16 = 16 * 1.96875e9;  // per direction (configs/links.json)
+Model pcie_alpha_beta() {
+  Model m = pure_alpha_beta();
+  m.set("pcie_efficiency", 1.0, "test");
+  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  return m;
+}
+}  // namespace
+
 TEST_CASE("P2P through a CPU runs at NCCL's 5/6 of the narrowest link, shared by the transfers between the two GPUs") {
   const topo::Topology t = topo::topology_from_json(nlohmann::json::parse(R"({"name": "two-on-a-cpu", "devices": [
       {"name": "gpu0", "kind": "gpu", "arch": "hopper"}, {"name": "gpu1", "kind": "gpu", "arch": "hopper"},
       {"name": "cpu0", "kind": "cpu"}],
     "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16}]})"), "test");
-  Model m = pure_alpha_beta();
-  m.set("pcie_efficiency", 1.0, "test");
-  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  Model m = pcie_alpha_beta();
   const std::uint64_t bytes = 100'000'000;
-  const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
+  const double link = kPcieGen4x16;
   const double time = simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s();
   CHECK(time == test::approx(kAlpha + bytes / (link * m.cpu_p2p_bandwidth_factor())).epsilon(1e-9));
   // It is what the CPU forwards between the two GPUs: two transfers (two channels) share it, and
@@ -275,13 +285,11 @@ TEST_CASE("P2P through an AMD CPU runs at its own factor, NCCL's none by default
     "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "cpu0", "to": "cpu1", "kind": "cpu", "generation": "xgmi"}]})"), "test");
-  Model m = pure_alpha_beta();
-  m.set("pcie_efficiency", 1.0, "test");
-  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  Model m = pcie_alpha_beta();
   CHECK(m.cpu_p2p_bandwidth_factor(true) == 1.0);
   CHECK(m.cpu_p2p_bandwidth_factor(false) < 1.0);
   const std::uint64_t bytes = 100'000'000;
-  const double link = 16 * 1.96875e9;
+  const double link = kPcieGen4x16;
   CHECK(simulate(point_to_point(2, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s() ==
         test::approx(kAlpha + bytes / link).epsilon(1e-9));
   m.set("cpu_p2p_bandwidth_factor.amd", 0.5, "test");
@@ -298,11 +306,9 @@ TEST_CASE("P2P across a socket link runs at its p2p_fraction of P2P inside a soc
               {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "gpu2", "to": "cpu1", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "cpu0", "to": "cpu1", "kind": "cpu", "generation": "xgmi", "p2p_fraction": 0.8}]})"), "test");
-  Model m = pure_alpha_beta();
-  m.set("pcie_efficiency", 1.0, "test");
-  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  Model m = pcie_alpha_beta();
   const std::uint64_t bytes = 100'000'000;
-  const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
+  const double link = kPcieGen4x16;
   const double amd = m.cpu_p2p_bandwidth_factor(true);
   CHECK(simulate(point_to_point(3, {{0, 1}}, bytes), t, m, no_compute()).timeline.total_s() ==
         test::approx(kAlpha + bytes / (link * amd)).epsilon(1e-9));
@@ -321,12 +327,10 @@ TEST_CASE("through host memory a GPU loads at shm_bandwidth_factor of its link, 
     "links": [{"from": "gpu0", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "gpu1", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16},
               {"from": "gpu2", "to": "cpu0", "kind": "pcie", "generation": "4", "lanes": 16}]})"), "test");
-  Model m = pure_alpha_beta();
-  m.set("pcie_efficiency", 1.0, "test");
-  m.set("hop_latency_us.pcie.simple", kAlpha * 1e6, "test");
+  Model m = pcie_alpha_beta();
   const double shm = m.get("shm_bandwidth_factor");
   const std::uint64_t bytes = 100'000'000;
-  const double link = 16 * 1.96875e9;  // PCIe Gen4 x16 per direction (configs/links.json)
+  const double link = kPcieGen4x16;
   const double one = simulate(point_to_point(3, {{0, 2}}, bytes), t, m, no_compute()).timeline.total_s();
   CHECK(one == test::approx(kAlpha + bytes / (link * shm)).epsilon(1e-9));
   // Two senders into gpu2 share its loads (per pair they would each have had the full rate).

@@ -115,9 +115,8 @@ LinkId Topology::add_link(DeviceId a, DeviceId b, LinkKind kind, const std::stri
 void Topology::set_p2p_fraction(LinkId id, double fraction) {
   Link& l = links_.at(id);
   if (l.kind != LinkKind::cpu)
-    throw Error("topology " + name_ + ": p2p_fraction is a CPU link's (peer-to-peer writes across sockets), not a " +
-                std::string(to_string(l.kind)) + " link's");
-  if (!(fraction > 0 && fraction <= 1)) throw Error("topology " + name_ + ": p2p_fraction must be in (0, 1]");
+    throw Error("only a cpu link has one (peer-to-peer writes across sockets), not a " + std::string(to_string(l.kind)) + " link");
+  if (!(fraction > 0 && fraction <= 1)) throw Error("expected a number in (0, 1]");
   l.p2p_fraction = fraction;
 }
 

@@ -110,7 +110,8 @@ class Topology {
 
   DeviceId add_device(Device device);
   LinkId add_link(DeviceId a, DeviceId b, LinkKind kind, const std::string& generation, int lanes);
-  // Link::p2p_fraction of a CPU link; Error for another kind or a fraction outside (0, 1].
+  // Link::p2p_fraction of a CPU link; Error (what the field's reader prefixes with its path) for
+  // another kind or a fraction outside (0, 1].
   void set_p2p_fraction(LinkId id, double fraction);
 
   const std::string& name() const { return name_; }
