@@ -286,6 +286,22 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
   return 0;
 }
 
+// NCCL enables LL128 by default across nodes only where a 128-byte store reaches the peer GPU
+// whole and in order along the GPU-NIC path (NVIDIA/nccl issue 786): every rank's path to its NIC
+// (the graphs' typeInter) within PXB, or on Hopper and later within PXN, which takes in a NIC on
+// the CPU a GPU reaches by NVLink-C2C (P2C, under NCCL_LL128_C2C=1, the default) and one reached
+// through an NVLink peer (PXN) (tuning.cc, reference/nccl-model.md §2). 2.8 had the PXB rule alone
+// and no Hopper.
+namespace {
+bool nic_paths_allow_ll128(const topo::Topology& t, int nranks, Arch arch) {
+  using topo::Topology;
+  const Topology::NicPath farthest_allowed = arch >= Arch::hopper ? Topology::NicPath::pxn : Topology::NicPath::pxb;
+  for (int r = 0; r < nranks; ++r)
+    if (t.nic_path(static_cast<std::size_t>(r)) > farthest_allowed) return false;
+  return true;
+}
+}  // namespace
+
 System describe(const topo::Topology& t, int nranks, int release, const EnvSettings& settings) {
   System s;
   s.release = release;
@@ -295,7 +311,7 @@ System describe(const topo::Topology& t, int nranks, int release, const EnvSetti
   const NodeView v = view(t, nranks);
   s.nodes = v.nodes;
   s.amd_cpu = has_amd_cpu(t);
-  s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink;
+  s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink && (v.nodes == 1 || nic_paths_allow_ll128(t, nranks, s.arch));
   const topo::NetTransport transport = v.nodes > 1 ? t.net_transport() : topo::NetTransport{};
   // A net plugin sets NCCL_PROTO only where the user has not (aws-ofi-nccl): the user's wins.
   s.net_allows_ll = transport.ll || !settings.proto.empty();

@@ -154,6 +154,58 @@ TEST_CASE("NCCL charges P2P through an Intel CPU x6/5 and through an AMD one not
   CHECK(intel.ring.bw_intra == test::approx(20));
 }
 
+TEST_CASE("LL128 crosses nodes only where every GPU's path to its NIC is PXB or nearer, or PXN/P2C from Hopper") {
+  // Two nodes of two NVLink-joined GPUs, one NIC each. `nic_under_switch`: the NIC shares a PCIe
+  // switch with gpu0 (PIX), so gpu1 (on the CPU) reaches it through gpu0 (PXN); otherwise the NIC
+  // sits on the CPU beside both GPUs (PHB).
+  auto cluster = [](const char* arch, bool nic_under_switch) {
+    nlohmann::json j = {{"name", "two-nodes"}, {"devices", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
+    auto link = [&](const std::string& a, const std::string& b, const char* kind, const char* gen, int lanes) {
+      j["links"].push_back({{"from", a}, {"to", b}, {"kind", kind}, {"generation", gen}, {"lanes", lanes}});
+    };
+    for (int n = 0; n < 2; ++n) {
+      const std::string k = std::to_string(n);
+      for (const char* g : {"gpu0", "gpu1"}) j["devices"].push_back({{"name", g + k}, {"kind", "gpu"}, {"arch", arch}, {"node", n}});
+      j["devices"].push_back({{"name", "cpu" + k}, {"kind", "cpu"}, {"node", n}});
+      j["devices"].push_back({{"name", "nic" + k}, {"kind", "nic"}, {"node", n}});
+      link("gpu0" + k, "gpu1" + k, "nvlink", "3", 4);
+      link("gpu1" + k, "cpu" + k, "pcie", "4", 16);
+      if (nic_under_switch) {
+        j["devices"].push_back({{"name", "sw" + k}, {"kind", "pcie_switch"}, {"node", n}});
+        link("gpu0" + k, "sw" + k, "pcie", "4", 16);
+        link("nic" + k, "sw" + k, "pcie", "4", 16);
+        link("sw" + k, "cpu" + k, "pcie", "4", 16);
+      } else {
+        link("gpu0" + k, "cpu" + k, "pcie", "4", 16);
+        link("nic" + k, "cpu" + k, "pcie", "4", 16);
+      }
+      link("nic" + k, "leaf", "net", "hdr", 4);
+    }
+    j["devices"].push_back({{"name", "leaf"}, {"kind", "net_switch"}});
+    return topo::topology_from_json(j, "test");
+  };
+  using NicPath = topo::Topology::NicPath;
+  const auto far = cluster("ampere", false);
+  CHECK(far.nic_path(0) == NicPath::phb);
+  CHECK(far.nic_path(1) == NicPath::phb);
+  CHECK_FALSE(nccl::describe(far, 4).ll128_enabled);
+  CHECK(nccl::describe(far, 2).ll128_enabled);  // one node: no NIC on its rings
+  CHECK_FALSE(nccl::describe(cluster("hopper", false), 4).ll128_enabled);
+  const auto relayed = cluster("ampere", true);
+  CHECK(relayed.nic_path(0) == NicPath::pix);
+  CHECK(relayed.nic_path(1) == NicPath::pxn);
+  CHECK_FALSE(nccl::describe(relayed, 4).ll128_enabled);
+  CHECK(nccl::describe(cluster("hopper", true), 4).ll128_enabled);
+  // A GH200's NIC hangs off its Grace, which its GPU reaches by NVLink-C2C (P2C).
+  topo::PresetOptions two;
+  two.nodes = 2;
+  const auto gh200 = topo::make_preset("gh200-quad", two);
+  CHECK(gh200.nic_path(0) == NicPath::p2c);
+  CHECK(nccl::describe(gh200, 8).ll128_enabled);
+  // DGX A100: GPU and NIC share a PCIe switch pair (PXB).
+  CHECK(nccl::describe(topo::make_preset("dgx-a100", two), 16).ll128_enabled);
+}
+
 TEST_CASE("NCCL launches fewer channels for small messages") {
   const auto t = topo::make_preset("dgx-h100");
   const nccl::System s = nccl::describe(t, 8);

@@ -477,6 +477,21 @@ bool Topology::gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const {
   return false;
 }
 
+Topology::NicPath Topology::nic_path(std::size_t gpu_index) const {
+  const DeviceId g = gpus_.at(gpu_index);
+  const DeviceId nic = gpu_nic(g);
+  if (links_[path(g, nic).hops.front().links.front()].kind == LinkKind::c2c) return NicPath::p2c;
+  const std::string direct = pcie_class(*this, g, nic);
+  if (direct == "PIX") return NicPath::pix;
+  if (direct == "PXB") return NicPath::pxb;
+  if (direct == "PXN") return NicPath::pxn;  // another tray's NIC of a rack-scale NVLink domain
+  for (DeviceId peer : gpus_)
+    if (peer != g && devices_[peer].node == devices_[g].node && path_class(*this, g, peer).rfind("NV", 0) == 0 &&
+        level_of(pcie_class(*this, peer, nic)) <= PathLevel::pxb)
+      return NicPath::pxn;
+  return level_of(direct) == PathLevel::sys ? NicPath::sys : NicPath::phb;
+}
+
 std::string_view to_string(PathLevel level) {
   switch (level) {
     case PathLevel::loc: return "LOC";

@@ -167,6 +167,13 @@ class Topology {
   }
   PathLevel net_gdr_level() const { return net_gdr_level_; }
   bool gdr(DeviceId gpu, DeviceId nic, bool read) const;
+  // NCCL's type of the path between rank `gpu_index`'s GPU and the NIC it reaches other nodes
+  // through (nic_of), as its graph search records it (a graph's typeInter; src/include/graph.h),
+  // nearest first: PIX, PXB, P2C (the NIC hangs off the CPU the GPU shares memory with over
+  // NVLink-C2C), PXN (the GPU is farther than PXB and hands its traffic over NVLink to a GPU of its
+  // node within PXB of the NIC, src/graph/paths.cc), PHB, SYS.
+  enum class NicPath { pix, pxb, p2c, pxn, phb, sys };
+  NicPath nic_path(std::size_t gpu_index) const;
 
   // The links traffic from GPU `src` to GPU `dst` crosses, as NCCL would route it: direct NVLink,
   // else a shared NVSwitch fabric (striped over every switch both GPUs reach), else NVLink through

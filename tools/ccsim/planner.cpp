@@ -199,8 +199,13 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
     auto p = nccl_pick(spec);
     if (!p) {
       const std::string env = nccl::to_string(selection_.nccl_env_settings);
+      // Say why where the reason is NCCL's LL128 safety rule, which a user is least likely to guess.
+      const std::string why = selection_.protocol == "ll128" && !system_.ll128_enabled
+                                  ? " (NCCL enables LL128 only where a node's GPUs are joined by NVLink and, across "
+                                    "nodes, every GPU is within PXB of its NIC, or within PXN from Hopper on)"
+                                  : "";
       throw Error("NCCL's cost model has no algorithm for " + std::string(to_string(spec.kind)) + " with protocol " +
-                  selection_.protocol + " on this machine" + (env.empty() ? "" : " under " + env));
+                  selection_.protocol + " on this machine" + (env.empty() ? "" : " under " + env) + why);
     }
     return {*p};
   }
