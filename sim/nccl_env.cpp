@@ -77,14 +77,18 @@ std::string names_text(const std::array<std::string_view, N>& names) {
   return out;
 }
 
-// NCCL's parseList (tuning.cc) for one function: which of `names` `value` leaves on for `func`,
+// How an entry of NCCL_ALGO / NCCL_PROTO leaves each name, as NCCL's parseList marks it: off, on
+// because the list names it, or at its default because an exclusion ('^') does not.
+enum class Listed { off, named, left };
+
+// NCCL's parseList (tuning.cc) for one function: how `value` leaves each of `names` for `func`,
 // none when no entry of it speaks for the function. Every entry is read, so a value NCCL rejects
 // fails whichever function is asked for.
 template <std::size_t N>
-std::optional<std::vector<bool>> enable_list(const std::string& setting, const std::string& value,
+std::optional<std::vector<Listed>> enable_list(const std::string& setting, const std::string& value,
                                              const std::array<std::string_view, N>& names, Func func) {
   const auto fail = [&](const std::string& why) { throw Error(setting + "=" + value + ": " + why); };
-  std::optional<std::vector<bool>> out;
+  std::optional<std::vector<Listed>> out;
   bool first = true;
   for (const std::string_view entry : split_list(value, ';')) {
     std::optional<std::size_t> function;  // none: every function
@@ -104,11 +108,11 @@ std::optional<std::vector<bool>> enable_list(const std::string& setting, const s
     if (exclude) list.remove_prefix(1);
     const auto items = split_list(list);
     if (items.empty()) fail("nothing listed in \"" + std::string(entry) + "\"");
-    std::vector<bool> on(N, exclude);
+    std::vector<Listed> on(N, exclude ? Listed::left : Listed::off);
     for (const std::string_view item : items) {
       const auto i = index_of(names, item);
       if (!i) fail("unknown name \"" + std::string(item) + "\" (expected one of " + names_text(names) + ")");
-      on[*i] = !exclude;
+      on[*i] = exclude ? Listed::off : Listed::named;
     }
     if (!function || *function == static_cast<std::size_t>(func)) out = std::move(on);
   }
@@ -126,7 +130,7 @@ std::optional<std::vector<T>> enabled(const char* setting, const std::string& va
   if (!on) return std::nullopt;
   std::vector<T> out;
   for (std::size_t i = 0; i < N; ++i)
-    if ((*on)[i]) out.push_back(values.at(i));
+    if ((*on)[i] != Listed::off) out.push_back(values.at(i));
   return out;
 }
 
@@ -211,6 +215,12 @@ std::optional<std::vector<Algo>> enabled_algos(const EnvSettings& settings, Func
 
 std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settings, Func func) {
   return enabled("NCCL_PROTO", settings.proto, kProtoNames, nccl_protocol_order(), func);
+}
+
+bool ll128_requested(const EnvSettings& settings, Func func) {
+  if (settings.proto.empty()) return false;
+  const auto listed = enable_list("NCCL_PROTO", settings.proto, kProtoNames, func);
+  return listed && (*listed)[*index_of(kProtoNames, "LL128")] == Listed::named;
 }
 
 void set_env_settings(EnvSettings& settings, const nlohmann::json& object, const std::string& path) {

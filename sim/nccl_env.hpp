@@ -43,5 +43,9 @@ std::string to_string(const EnvSettings& settings);
 std::optional<std::vector<Algo>> enabled_algos(const EnvSettings& settings, Func func);
 // NCCL_PROTO's (EnvSettings::proto) as enabled_algos reads NCCL_ALGO: LL, LL128, Simple.
 std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settings, Func func);
+// Whether NCCL_PROTO names LL128 for `func` in a list of what to run (not an exclusion, which
+// leaves it at its default): NCCL then runs it wherever its cost model rates it, past the safety
+// rule that keeps it off by default (tuning.cc: protoEnable 1, not 2; NVIDIA/nccl issue 786).
+bool ll128_requested(const EnvSettings& settings, Func func);
 
 }  // namespace ccsim::nccl

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/error.hpp"
+#include "sim/nccl_env.hpp"
 
 namespace ccsim::nccl {
 
@@ -239,7 +240,8 @@ bool serves(const Comm& c, Algo a, Protocol p) {
   }
   if (p != Protocol::simple && a != Algo::ring && a != Algo::tree) return false;
   if (p == Protocol::ll && !s.net_allows_ll) return false;
-  if (p == Protocol::ll128 && (!s.ll128_enabled || !s.net_allows_ll128)) return false;
+  if (p == Protocol::ll128 && (!(s.ll128_enabled || ll128_requested(s.nccl_env_settings, f)) || !s.net_allows_ll128))
+    return false;
   return graph_of(s, a).channels > 0;
 }
 

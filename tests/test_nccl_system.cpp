@@ -135,6 +135,29 @@ TEST_CASE("a PCIe box gets neither LL128 nor NVLS, and alltoall is point-to-poin
   CHECK_FALSE(c.estimate_us.has_value());
 }
 
+TEST_CASE("NCCL_PROTO naming LL128 runs it past the rule that keeps it off by default, an exclusion does not") {
+  const auto t = topo::make_preset("pcie-gen5-8gpu");
+  CollectiveSpec spec;
+  spec.kind = CollectiveKind::all_reduce;
+  spec.nranks = 8;
+  spec.count = (1 << 20) / 4;  // 1 MiB of floats: LL128's range once allowed
+  auto under = [&](const char* proto) {
+    nccl::EnvSettings set;
+    CHECK(nccl::set_env_setting(set, "NCCL_PROTO", proto));
+    return set;
+  };
+  CHECK(nccl::ll128_requested(under("LL128"), nccl::Func::all_reduce));
+  CHECK(nccl::ll128_requested(under("ll,ll128,simple"), nccl::Func::all_reduce));
+  CHECK_FALSE(nccl::ll128_requested(under("^LL"), nccl::Func::all_reduce));  // left at its default
+  CHECK_FALSE(nccl::ll128_requested(under("allgather:LL128"), nccl::Func::all_reduce));
+  CHECK(nccl::ll128_requested(under("simple;allreduce:ll128"), nccl::Func::all_reduce));
+  CHECK_FALSE(nccl::ll128_requested({}, nccl::Func::all_reduce));
+  CHECK(nccl::choose(nccl::describe(t, 8, 0, under("LL128")), spec).protocol == Protocol::ll128);
+  CHECK(nccl::choose(nccl::describe(t, 8, 0, under("LL,LL128,Simple")), spec).protocol == Protocol::ll128);
+  CHECK(nccl::choose(nccl::describe(t, 8, 0, under("^LL")), spec).protocol != Protocol::ll128);
+  CHECK(nccl::choose(nccl::describe(t, 8), spec).protocol != Protocol::ll128);
+}
+
 TEST_CASE("NCCL charges P2P through an Intel CPU x6/5 and through an AMD one nothing") {
   // Two GPUs on one socket of a two-socket host: UPI makes it Intel, xGMI AMD (§3.1).
   auto host = [](const char* cpu_link) {

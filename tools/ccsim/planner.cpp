@@ -47,7 +47,8 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
                       "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off, NCCL_COLLNET_ENABLE=0 CollNet (on a --sharp machine). "
                       "NCCL_ALGO / NCCL_PROTO narrow what NCCL's cost model (and --select fastest) may pick, as NCCL "
                       "reads them: a list (Ring,Tree), an exclusion (^NVLS, ^LL128), or per collective from NCCL 2.24 "
-                      "(\"ring,tree;allreduce:^nvls\"); point-to-point calls ignore them, as in NCCL. "
+                      "(\"ring,tree;allreduce:^nvls\"); a list that names LL128 runs it also where NCCL keeps it off by "
+                      "default (PCIe between GPUs, a NIC beyond PXB), as NCCL does; point-to-point calls ignore them, as in NCCL. "
                       "The channel settings change the channels calls launch, as NCCL "
                       "does (first the maximum, then copies up to the minimum; NVLS within the CTA limits; point-to-point "
                       "channels from the collective ones), not what NCCL's cost model picks. A point-to-point block's own "
@@ -200,10 +201,13 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
     if (!p) {
       const std::string env = nccl::to_string(selection_.nccl_env_settings);
       // Say why where the reason is NCCL's LL128 safety rule, which a user is least likely to guess.
-      const std::string why = selection_.protocol == "ll128" && !system_.ll128_enabled
-                                  ? " (NCCL enables LL128 only where a node's GPUs are joined by NVLink and, across "
-                                    "nodes, every GPU is within PXB of its NIC, or within PXN from Hopper on)"
-                                  : "";
+      const auto func = nccl::function_of(spec.kind);
+      const bool ll128_rule = selection_.protocol == "ll128" && !system_.ll128_enabled &&
+                              !(func && nccl::ll128_requested(selection_.nccl_env_settings, *func));
+      const std::string why = ll128_rule ? " (NCCL enables LL128 by default only where a node's GPUs are joined by NVLink "
+                                           "and, across nodes, every GPU is within PXB of its NIC, or within PXN from "
+                                           "Hopper on; --nccl-env NCCL_PROTO=LL128 runs it anyway, as NCCL does)"
+                                         : "";
       throw Error("NCCL's cost model has no algorithm for " + std::string(to_string(spec.kind)) + " with protocol " +
                   selection_.protocol + " on this machine" + (env.empty() ? "" : " under " + env) + why);
     }
