@@ -45,7 +45,8 @@ std::optional<std::vector<Algo>> enabled_algos(const EnvSettings& settings, Func
 std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settings, Func func);
 // Whether NCCL_PROTO names LL128 for `func` in a list of what to run (not an exclusion, which
 // leaves it at its default): NCCL then runs it wherever its cost model rates it, past the safety
-// rule that keeps it off by default (tuning.cc: protoEnable 1, not 2; NVIDIA/nccl issue 786).
+// rule that keeps it off by default (tuning.cc: protoEnable 1, not 2; a maintainer in NVIDIA/nccl pull
+// request 1081: "we want NCCL_PROTO=LL128 to force the use of LL128").
 bool ll128_requested(const EnvSettings& settings, Func func);
 
 }  // namespace ccsim::nccl
