@@ -155,6 +155,13 @@ std::string summary(const Topology& t) {
     }
     out << "GPUDirect RDMA (NCCL_NET_GDR_LEVEL " << to_string(t.net_gdr_level()) << "): "
         << (staged.empty() ? "every GPU" : "staged in host memory for " + staged) << "\n";
+    // The class NCCL's graphs record for each GPU's path to its NIC (typeInter), by which NCCL
+    // decides whether LL128 may cross nodes (nccl_system.cpp).
+    std::map<Topology::NicPath, int> nic_paths;
+    for (std::size_t i = 0; i < t.gpu_count() && t.device(t.gpu(i)).node == 0; ++i) ++nic_paths[t.nic_path(i)];
+    out << "GPU-NIC paths (NCCL's typeInter; LL128 crosses nodes by default within PXB, from Hopper on within PXN):";
+    for (const auto& [path, n] : nic_paths) out << " " << n << " " << nic_path_name(path);
+    out << "\n";
   }
   out << "\n";
   out << path_matrix(t, 0);

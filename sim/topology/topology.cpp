@@ -492,6 +492,19 @@ Topology::NicPath Topology::nic_path(std::size_t gpu_index) const {
   return level_of(direct) == PathLevel::sys ? NicPath::sys : NicPath::phb;
 }
 
+std::string_view nic_path_name(Topology::NicPath path) {
+  using NicPath = Topology::NicPath;
+  switch (path) {
+    case NicPath::pix: return "PIX";
+    case NicPath::pxb: return "PXB";
+    case NicPath::p2c: return "P2C";
+    case NicPath::pxn: return "PXN";
+    case NicPath::phb: return "PHB";
+    case NicPath::sys: return "SYS";
+  }
+  return "?";
+}
+
 std::string_view to_string(PathLevel level) {
   switch (level) {
     case PathLevel::loc: return "LOC";

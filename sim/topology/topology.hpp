@@ -287,4 +287,7 @@ class Topology {
 // Per-direction signalling bandwidth of one lane of a link generation, from configs/links.json.
 double lane_bandwidth_bytes_per_s(LinkKind kind, const std::string& generation);
 
+// "PIX", "PXB", "P2C", "PXN", "PHB" or "SYS".
+std::string_view nic_path_name(Topology::NicPath path);
+
 }  // namespace ccsim::topo
