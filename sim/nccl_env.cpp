@@ -32,6 +32,7 @@ constexpr EnvSettingField kEnvSettingFields[] = {
     {"NCCL_MAX_P2P_NCHANNELS", &EnvSettings::max_p2p_channels, 1, kMaxChannels, 0},
     {"NCCL_NVLS_ENABLE", &EnvSettings::nvls_enable, 0, 2, -1},
     {"NCCL_COLLNET_ENABLE", &EnvSettings::collnet_enable, 0, 1, -1},
+    {"NCCL_LL128_C2C", &EnvSettings::ll128_c2c, 0, 1, -1},
     // Byte counts NCCL takes as given. ccsim's bounds: a FIFO of at least 8 steps of 8 KiB, a
     // point-to-point step of at least 4 KiB, and neither over 1 GiB of a GPU's memory.
     {"NCCL_BUFFSIZE", &EnvSettings::buffsize, 1 << 16, 1 << 30, 0},

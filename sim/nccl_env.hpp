@@ -20,7 +20,8 @@ std::string env_setting_names_text();  // "NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHAN
 // Sets the field of `name` (one of env_setting_names, or the old NCCL_MIN_NRINGS /
 // NCCL_MAX_NRINGS) to `value`. Returns false for any other name; Error for a value NCCL does not
 // take (channel counts: a whole number from 1, or 0 for a minimum, to MAXCHANNELS (64);
-// NCCL_NVLS_ENABLE 0, 1 or 2; NCCL_COLLNET_ENABLE 0 or 1; NCCL_ALGO / NCCL_PROTO: what enabled_algos reads).
+// NCCL_NVLS_ENABLE 0, 1 or 2; NCCL_COLLNET_ENABLE and NCCL_LL128_C2C 0 or 1; NCCL_ALGO / NCCL_PROTO:
+// what enabled_algos reads).
 bool set_env_setting(EnvSettings& settings, const std::string& name, const std::string& value);
 // The value of setting `name` as set_env_setting took it, none when unset; Error for any other name.
 std::optional<std::string> env_setting(const EnvSettings& settings, const std::string& name);

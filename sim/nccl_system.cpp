@@ -290,12 +290,14 @@ double link_gbps(const topo::Topology& t, topo::LinkId id) {
 // whole and in order along the GPU-NIC path (NVIDIA/nccl issue 786): every rank's path to its NIC
 // (the graphs' typeInter) within PXB, or on Hopper and later within PXN, which takes in a NIC on
 // the CPU a GPU reaches by NVLink-C2C (P2C, under NCCL_LL128_C2C=1, the default) and one reached
-// through an NVLink peer (PXN) (tuning.cc, reference/nccl-model.md §2). 2.8 had the PXB rule alone
-// and no Hopper.
+// through an NVLink peer (PXN) (tuning.cc, reference/nccl-model.md §2); NCCL_LL128_C2C=0 keeps
+// Hopper and later to PXB too (HPE's workaround for LL128 over GH200's P2C path, NVIDIA/nccl PR
+// 2053). 2.8 had the PXB rule alone and no Hopper.
 namespace {
-bool nic_paths_allow_ll128(const topo::Topology& t, int nranks, Arch arch) {
+bool nic_paths_allow_ll128(const topo::Topology& t, int nranks, Arch arch, const EnvSettings& settings) {
   using topo::Topology;
-  const Topology::NicPath farthest_allowed = arch >= Arch::hopper ? Topology::NicPath::pxn : Topology::NicPath::pxb;
+  const bool c2c = arch >= Arch::hopper && settings.ll128_c2c != 0;
+  const Topology::NicPath farthest_allowed = c2c ? Topology::NicPath::pxn : Topology::NicPath::pxb;
   for (int r = 0; r < nranks; ++r)
     if (t.nic_path(static_cast<std::size_t>(r)) > farthest_allowed) return false;
   return true;
@@ -311,7 +313,7 @@ System describe(const topo::Topology& t, int nranks, int release, const EnvSetti
   const NodeView v = view(t, nranks);
   s.nodes = v.nodes;
   s.amd_cpu = has_amd_cpu(t);
-  s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink && (v.nodes == 1 || nic_paths_allow_ll128(t, nranks, s.arch));
+  s.ll128_enabled = s.arch >= Arch::volta && v.intra_nvlink && (v.nodes == 1 || nic_paths_allow_ll128(t, nranks, s.arch, settings));
   const topo::NetTransport transport = v.nodes > 1 ? t.net_transport() : topo::NetTransport{};
   // A net plugin sets NCCL_PROTO only where the user has not (aws-ofi-nccl): the user's wins.
   s.net_allows_ll = transport.ll || !settings.proto.empty();

@@ -95,6 +95,9 @@ struct EnvSettings {
   // stands for SHARP with NCCL's CollNet plugin in use, as NCCL_COLLNET_ENABLE=1 has it); 1 leaves
   // the machine's (no SHARP switches, no CollNet); -1: unset.
   int collnet_enable = -1;
+  // NCCL_LL128_C2C: 0 keeps LL128 across nodes to GPUs within PXB of their NIC on Hopper and later
+  // too, where 1 (NCCL's default) lets it reach PXN and P2C (tuning.cc); -1: unset.
+  int ll128_c2c = -1;
   // NCCL_ALGO / NCCL_PROTO as given (validated), empty: unset. They narrow the cost model's choice
   // for the collectives they name (nccl::enabled_algos); point-to-point calls ignore them, as in
   // NCCL (enqueue.cc addP2pToPlan picks LL or Simple by size alone).

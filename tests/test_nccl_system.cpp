@@ -225,6 +225,12 @@ TEST_CASE("LL128 crosses nodes only where every GPU's path to its NIC is PXB or 
   const auto gh200 = topo::make_preset("gh200-quad", two);
   CHECK(gh200.nic_path(0) == NicPath::p2c);
   CHECK(nccl::describe(gh200, 8).ll128_enabled);
+  // NCCL_LL128_C2C=0 keeps Hopper to PXB as well: no P2C, no PXN.
+  nccl::EnvSettings no_c2c;
+  CHECK(nccl::set_env_setting(no_c2c, "NCCL_LL128_C2C", "0"));
+  CHECK_FALSE(nccl::describe(gh200, 8, 0, no_c2c).ll128_enabled);
+  CHECK_FALSE(nccl::describe(cluster("hopper", true), 4, 0, no_c2c).ll128_enabled);
+  CHECK(nccl::describe(topo::make_preset("dgx-h100", two), 16, 0, no_c2c).ll128_enabled);  // PIX
   // DGX A100: GPU and NIC share a PCIe switch pair (PXB).
   CHECK(nccl::describe(topo::make_preset("dgx-a100", two), 16).ll128_enabled);
 }

@@ -44,7 +44,7 @@ void add_nccl_env_option(CLI::App* cmd, std::vector<std::string>& given) {
   cmd->add_option("--nccl-env", given,
                   "NAME=VALUE, repeatable: an NCCL setting the run is made under (" +
                       nccl::env_setting_names_text() +
-                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off, NCCL_COLLNET_ENABLE=0 CollNet (on a --sharp machine). "
+                      "; NCCL_MIN_NRINGS/NCCL_MAX_NRINGS too). NCCL_NVLS_ENABLE=0 turns NVLS and NVLS tree off, NCCL_COLLNET_ENABLE=0 CollNet (on a --sharp machine), NCCL_LL128_C2C=0 LL128 across nodes beyond PXB (P2C, PXN) on Hopper and later. "
                       "NCCL_ALGO / NCCL_PROTO narrow what NCCL's cost model (and --select fastest) may pick, as NCCL "
                       "reads them: a list (Ring,Tree), an exclusion (^NVLS, ^LL128), or per collective from NCCL 2.24 "
                       "(\"ring,tree;allreduce:^nvls\"); a list that names LL128 runs it also where NCCL keeps it off by "
