@@ -224,6 +224,10 @@ bool ll128_requested(const EnvSettings& settings, Func func) {
   return listed && (*listed)[*index_of(kProtoNames, "LL128")] == Listed::named;
 }
 
+bool ll128_allowed(const System& s, Func func) {
+  return (s.ll128_enabled || ll128_requested(s.nccl_env_settings, func)) && s.net_allows_ll128;
+}
+
 void set_env_settings(EnvSettings& settings, const nlohmann::json& object, const std::string& path) {
   for (const auto& [name, value] : object.items()) {
     const std::string at = path + "." + name + ": ";

@@ -49,5 +49,8 @@ std::optional<std::vector<Protocol>> enabled_protocols(const EnvSettings& settin
 // rule that keeps it off by default (tuning.cc: protoEnable 1, not 2; a maintainer in NVIDIA/nccl pull
 // request 1081: "we want NCCL_PROTO=LL128 to force the use of LL128").
 bool ll128_requested(const EnvSettings& settings, Func func);
+// Whether NCCL may run LL128 for `func` on `s`: its default conditions hold (System::ll128_enabled)
+// or NCCL_PROTO names it, and the network's plugin leaves it (System::net_allows_ll128).
+bool ll128_allowed(const System& s, Func func);
 
 }  // namespace ccsim::nccl

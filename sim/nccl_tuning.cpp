@@ -240,8 +240,7 @@ bool serves(const Comm& c, Algo a, Protocol p) {
   }
   if (p != Protocol::simple && a != Algo::ring && a != Algo::tree) return false;
   if (p == Protocol::ll && !s.net_allows_ll) return false;
-  if (p == Protocol::ll128 && (!(s.ll128_enabled || ll128_requested(s.nccl_env_settings, f)) || !s.net_allows_ll128))
-    return false;
+  if (p == Protocol::ll128 && !ll128_allowed(s, f)) return false;
   return graph_of(s, a).channels > 0;
 }
 

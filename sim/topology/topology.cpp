@@ -463,16 +463,20 @@ bool Topology::gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const {
     for (auto e : boost::make_iterator_range(boost::out_edges(gpu, graph_))) nvlink |= links_[graph_[e]].kind == LinkKind::nvlink;
     if (gpus > 1 && !nvlink) return false;
   }
-  auto within = [&](DeviceId g) {
-    // P2C: the NIC hangs off the CPU the GPU shares memory with over NVLink-C2C (Grace).
-    if (links_[path(g, nic).hops.front().links.front()].kind == LinkKind::c2c) return true;
-    return level_of(pcie_class(*this, g, nic)) <= net_gdr_level_;
-  };
-  if (within(gpu)) return true;
+  auto within = [&](DeviceId g) { return nic_on_c2c_cpu(g, nic) || level_of(pcie_class(*this, g, nic)) <= net_gdr_level_; };
   // PXN (NCCL 2.12+): a GPU far from the NIC hands its traffic over NVLink to a GPU close to it,
   // whose distance counts instead.
-  for (DeviceId g : gpus_)
-    if (g != gpu && devices_[g].node == devices_[gpu].node && path_class(*this, gpu, g).rfind("NV", 0) == 0 && within(g))
+  return within(gpu) || nvlink_peer_where(gpu, within);
+}
+
+bool Topology::nic_on_c2c_cpu(DeviceId gpu, DeviceId nic) const {
+  return links_[path(gpu, nic).hops.front().links.front()].kind == LinkKind::c2c;
+}
+
+bool Topology::nvlink_peer_where(DeviceId gpu, const std::function<bool(DeviceId)>& near) const {
+  for (DeviceId peer : gpus_)
+    if (peer != gpu && devices_[peer].node == devices_[gpu].node && path_class(*this, gpu, peer).rfind("NV", 0) == 0 &&
+        near(peer))
       return true;
   return false;
 }
@@ -480,15 +484,13 @@ bool Topology::gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const {
 Topology::NicPath Topology::nic_path(std::size_t gpu_index) const {
   const DeviceId g = gpus_.at(gpu_index);
   const DeviceId nic = gpu_nic(g);
-  if (links_[path(g, nic).hops.front().links.front()].kind == LinkKind::c2c) return NicPath::p2c;
+  if (nic_on_c2c_cpu(g, nic)) return NicPath::p2c;
   const std::string direct = pcie_class(*this, g, nic);
   if (direct == "PIX") return NicPath::pix;
   if (direct == "PXB") return NicPath::pxb;
   if (direct == "PXN") return NicPath::pxn;  // another tray's NIC of a rack-scale NVLink domain
-  for (DeviceId peer : gpus_)
-    if (peer != g && devices_[peer].node == devices_[g].node && path_class(*this, g, peer).rfind("NV", 0) == 0 &&
-        level_of(pcie_class(*this, peer, nic)) <= PathLevel::pxb)
-      return NicPath::pxn;
+  if (nvlink_peer_where(g, [&](DeviceId peer) { return level_of(pcie_class(*this, peer, nic)) <= PathLevel::pxb; }))
+    return NicPath::pxn;
   return level_of(direct) == PathLevel::sys ? NicPath::sys : NicPath::phb;
 }
 

@@ -272,6 +272,11 @@ class Topology {
   };
   void forget_gdr() { gdr_cache_ = std::make_shared<GdrCache>(); }
   bool gdr_uncached(DeviceId gpu, DeviceId nic, bool read) const;
+  // P2C: the NIC hangs off the CPU the GPU shares memory with over NVLink-C2C (Grace).
+  bool nic_on_c2c_cpu(DeviceId gpu, DeviceId nic) const;
+  // PXN: whether another GPU of `gpu`'s node that it reaches over NVLink (a lane or a shared
+  // NVSwitch) satisfies `near` (is close enough to a NIC to relay for it).
+  bool nvlink_peer_where(DeviceId gpu, const std::function<bool(DeviceId)>& near) const;
   std::string name_;
   Graph graph_;
   std::vector<Device> devices_;

@@ -226,8 +226,8 @@ std::vector<PointOptions> Planner::candidates(const CollectiveSpec& spec) const 
     else if (simple_only(name)) protos = {Protocol::simple};
     else {
       if (system_.net_allows_ll) protos.push_back(Protocol::ll);
-      const bool ll128 = system_.ll128_enabled || (func && nccl::ll128_requested(selection_.nccl_env_settings, *func));
-      if (ll128 && system_.net_allows_ll128) protos.push_back(Protocol::ll128);
+      if (func ? nccl::ll128_allowed(system_, *func) : system_.ll128_enabled && system_.net_allows_ll128)
+        protos.push_back(Protocol::ll128);
       protos.push_back(Protocol::simple);
     }
     for (auto pr : protos) {
